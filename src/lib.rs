@@ -1,0 +1,4 @@
+//! capscore: the MS-COCO caption metrics of pycocoevalcap 1.2, computed natively.
+#![forbid(unsafe_code)]
+
+pub mod text;
