@@ -1,4 +1,11 @@
 //! capscore: the MS-COCO caption metrics of pycocoevalcap 1.2, computed natively.
+//!
+//! Layers, one way only: `cli`/`server` -> [`engine`] -> [`metrics`], [`text`], [`corpus`].
 #![forbid(unsafe_code)]
 
+pub mod cli;
+pub mod corpus;
+pub mod engine;
+pub mod input;
+pub mod metrics;
 pub mod text;

@@ -1,0 +1,460 @@
+//! Scores a batch: tokenize every caption once, fan the requested metrics out on rayon, pool
+//! the statistics into aggregates, and report per-image results in the order the candidates
+//! were given.
+//!
+//! Determinism: per-image work runs in parallel, but every aggregate is reduced sequentially in
+//! evaluation order after the parallel part, so the output bytes do not depend on the number of
+//! threads. Callers choose the thread pool (`pool.install(|| engine::score(..))`).
+
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+
+use crate::corpus::{DfTable, DocFreq, Interner};
+use crate::input::{Batch, ErrorCode, ImageId, InputError};
+use crate::metrics::bleu::{self, BleuStats};
+use crate::metrics::cider::{self, SentenceVec, Variant};
+use crate::metrics::{numpy_mean, rouge};
+use crate::text::{ptb, split_py_whitespace};
+
+/// A metric capscore can compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Metric {
+    /// BLEU-1..4 (`Bleu_1`..`Bleu_4`).
+    Bleu,
+    /// ROUGE-L (`ROUGE_L`).
+    RougeL,
+    /// CIDEr-D, pycocoevalcap's `CIDEr`.
+    CiderD,
+    /// The original CIDEr of Vedantam et al. (`CIDEr_original`), never reported as `CIDEr`.
+    CiderOriginal,
+}
+
+impl Metric {
+    /// Every metric, in output order.
+    pub const ALL: [Metric; 4] = [
+        Metric::Bleu,
+        Metric::RougeL,
+        Metric::CiderD,
+        Metric::CiderOriginal,
+    ];
+
+    /// The metrics computed when none are requested (the pycocoevalcap set).
+    pub const DEFAULT: [Metric; 3] = [Metric::Bleu, Metric::RougeL, Metric::CiderD];
+
+    /// The name used in `--metrics` and in the API's `metrics` list.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Bleu => "bleu",
+            Metric::RougeL => "rouge_l",
+            Metric::CiderD => "cider_d",
+            Metric::CiderOriginal => "cider_original",
+        }
+    }
+
+    /// The output keys this metric adds (pycocoevalcap's names).
+    pub fn keys(self) -> &'static [&'static str] {
+        match self {
+            Metric::Bleu => &["Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4"],
+            Metric::RougeL => &["ROUGE_L"],
+            Metric::CiderD => &["CIDEr"],
+            Metric::CiderOriginal => &["CIDEr_original"],
+        }
+    }
+
+    /// Parses one metric name (case-insensitive; the output keys are accepted too).
+    pub fn parse(s: &str) -> Result<Metric, InputError> {
+        let t = s.trim().to_ascii_lowercase();
+        let m = match t.as_str() {
+            "bleu" | "bleu_1" | "bleu_2" | "bleu_3" | "bleu_4" => Metric::Bleu,
+            "rouge_l" | "rouge-l" | "rougel" => Metric::RougeL,
+            "cider_d" | "cider-d" | "ciderd" => Metric::CiderD,
+            "cider_original" => Metric::CiderOriginal,
+            "cider" => {
+                return Err(InputError::new(
+                    ErrorCode::UnknownMetric,
+                    "metric \"cider\" is ambiguous: use \"cider_d\" (pycocoevalcap's CIDEr key) or \"cider_original\" (Vedantam et al.)",
+                ))
+            }
+            _ => {
+                let known: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+                return Err(InputError::new(
+                    ErrorCode::UnknownMetric,
+                    format!("unknown metric {s:?}; known metrics: {}", known.join(", ")),
+                ));
+            }
+        };
+        Ok(m)
+    }
+
+    /// Parses a comma-separated list; duplicates are merged, order is the canonical one.
+    pub fn parse_list(s: &str) -> Result<Vec<Metric>, InputError> {
+        Metric::normalize(
+            s.split(',')
+                .filter(|p| !p.trim().is_empty())
+                .map(Metric::parse),
+        )
+    }
+
+    /// Sorts and deduplicates a list of parsed metrics; an empty list is an error.
+    pub fn normalize(
+        list: impl IntoIterator<Item = Result<Metric, InputError>>,
+    ) -> Result<Vec<Metric>, InputError> {
+        let mut v = list.into_iter().collect::<Result<Vec<_>, _>>()?;
+        v.sort_unstable();
+        v.dedup();
+        if v.is_empty() {
+            return Err(InputError::new(
+                ErrorCode::UnknownMetric,
+                "empty metric list",
+            ));
+        }
+        Ok(v)
+    }
+}
+
+/// Where CIDEr's document frequencies come from.
+#[derive(Clone, Copy)]
+pub enum DfSource<'a> {
+    /// The batch's own references (pycocoevalcap's behaviour).
+    Batch,
+    /// A cached table (a registered dataset's), with a label for the signature.
+    Table {
+        /// The table.
+        table: &'a dyn DocFreq,
+        /// Interner whose ids the table uses.
+        interner: &'a Interner,
+        /// Describes the source in the signature (e.g. `dataset:coco-val@sha256:...`).
+        label: &'a str,
+    },
+}
+
+/// What to compute.
+#[derive(Clone, Copy)]
+pub struct Options<'a> {
+    /// Metrics to compute (canonical order, no duplicates).
+    pub metrics: &'a [Metric],
+    /// Document-frequency source for CIDEr.
+    pub df: DfSource<'a>,
+}
+
+/// A non-fatal observation about the input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Warning {
+    /// Stable code.
+    pub code: &'static str,
+    /// Explanation.
+    pub message: String,
+    /// The images concerned, as given.
+    pub image_ids: Vec<Value>,
+}
+
+/// The result of scoring a batch.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Aggregate scores by output key, in output order.
+    pub aggregate: Vec<(&'static str, f64)>,
+    /// Per-image scores, in the order the candidates were given.
+    pub per_image: Vec<(ImageId, Vec<(&'static str, f64)>)>,
+    /// Pooled BLEU statistics, when BLEU was computed.
+    pub bleu_totals: Option<BleuStats>,
+    /// Everything that determines the numbers.
+    pub signature: String,
+    /// Warnings about the input.
+    pub warnings: Vec<Warning>,
+    /// Tokenized captions in evaluation order (candidate, references), for explanations.
+    pub tokenized: Vec<(String, Vec<String>)>,
+}
+
+impl Report {
+    /// The report as JSON: `aggregate`, `per_image`, `bleu_totals`, `signature`, `warnings`.
+    pub fn to_json(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("aggregate".into(), scores_object(&self.aggregate));
+        let per: Vec<Value> = self
+            .per_image
+            .iter()
+            .map(|(id, s)| {
+                let mut o = Map::new();
+                o.insert("image_id".into(), id.raw.clone());
+                if let Value::Object(m) = scores_object(s) {
+                    o.extend(m);
+                }
+                Value::Object(o)
+            })
+            .collect();
+        out.insert("per_image".into(), Value::Array(per));
+        if let Some(t) = &self.bleu_totals {
+            let mut o = Map::new();
+            o.insert("testlen".into(), t.testlen.into());
+            o.insert("reflen".into(), t.reflen.into());
+            o.insert("guess".into(), t.guess.to_vec().into());
+            o.insert("correct".into(), t.correct.to_vec().into());
+            o.insert("ratio".into(), float(t.ratio()));
+            out.insert("bleu_totals".into(), Value::Object(o));
+        }
+        out.insert("signature".into(), Value::String(self.signature.clone()));
+        let warnings: Vec<Value> = self
+            .warnings
+            .iter()
+            .map(|w| {
+                let mut o = Map::new();
+                o.insert("code".into(), w.code.into());
+                o.insert("message".into(), w.message.clone().into());
+                o.insert("image_ids".into(), Value::Array(w.image_ids.clone()));
+                Value::Object(o)
+            })
+            .collect();
+        out.insert("warnings".into(), Value::Array(warnings));
+        Value::Object(out)
+    }
+}
+
+fn float(x: f64) -> Value {
+    serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+}
+
+fn scores_object(s: &[(&'static str, f64)]) -> Value {
+    Value::Object(
+        s.iter()
+            .map(|(k, v)| ((*k).to_owned(), float(*v)))
+            .collect(),
+    )
+}
+
+/// The tokenized batch: candidates and references in evaluation order.
+pub struct Tokenized {
+    /// Tokenized candidate per item.
+    pub candidates: Vec<String>,
+    /// Tokenized references per item.
+    pub references: Vec<Vec<String>>,
+}
+
+/// Tokenizes a batch as pycocoevalcap does: one stream of all references (images in
+/// evaluation order, references in file order), one stream of all candidates.
+pub fn tokenize(batch: &Batch) -> Tokenized {
+    let refs_flat: Vec<&str> = batch
+        .items
+        .iter()
+        .flat_map(|i| i.references.iter().map(String::as_str))
+        .collect();
+    let cands: Vec<&str> = batch.items.iter().map(|i| i.candidate.as_str()).collect();
+    let (mut refs_tok, cands_tok) = rayon::join(
+        || ptb::tokenize_stream(&refs_flat),
+        || ptb::tokenize_stream(&cands),
+    );
+    let mut references = Vec::with_capacity(batch.items.len());
+    let mut rest = refs_tok.drain(..);
+    for item in &batch.items {
+        references.push(rest.by_ref().take(item.references.len()).collect());
+    }
+    Tokenized {
+        candidates: cands_tok,
+        references,
+    }
+}
+
+/// Scores a batch.
+pub fn score(batch: &Batch, opts: &Options<'_>) -> Result<Report, InputError> {
+    let tok = tokenize(batch);
+    score_tokenized(batch, &tok, opts)
+}
+
+/// Scores an already tokenized batch (`tok` must come from [`tokenize`] on the same batch, or
+/// from an equivalent cache).
+pub fn score_tokenized(
+    batch: &Batch,
+    tok: &Tokenized,
+    opts: &Options<'_>,
+) -> Result<Report, InputError> {
+    let n = batch.items.len();
+    let wants = |m: Metric| opts.metrics.contains(&m);
+    let ngram_metrics =
+        wants(Metric::Bleu) || wants(Metric::CiderD) || wants(Metric::CiderOriginal);
+
+    // Interned words (split on Unicode whitespace, spec §3.4) for BLEU and CIDEr.
+    let mut interner = match opts.df {
+        DfSource::Table { interner, .. } => interner.clone(),
+        DfSource::Batch => Interner::new(),
+    };
+    let (cand_ids, ref_ids): (Vec<Vec<u32>>, Vec<Vec<Vec<u32>>>) = if ngram_metrics {
+        let c = tok
+            .candidates
+            .iter()
+            .map(|s| interner.intern_all(split_py_whitespace(s)))
+            .collect();
+        let r = tok
+            .references
+            .iter()
+            .map(|refs| {
+                refs.iter()
+                    .map(|s| interner.intern_all(split_py_whitespace(s)))
+                    .collect()
+            })
+            .collect();
+        (c, r)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+
+    let mut per_image: Vec<Vec<(&'static str, f64)>> = vec![Vec::new(); n];
+    let mut aggregate: Vec<(&'static str, f64)> = Vec::new();
+    let mut bleu_totals = None;
+    let mut sig = vec![
+        format!("capscore:{}", env!("CARGO_PKG_VERSION")),
+        "tok:ptb-corenlp3.4.1-pycocoevalcap1.2".to_owned(),
+    ];
+    let mut warnings = Vec::new();
+
+    if wants(Metric::Bleu) {
+        let stats: Vec<BleuStats> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let refs: Vec<&[u32]> = ref_ids[i].iter().map(Vec::as_slice).collect();
+                BleuStats::of_image(&cand_ids[i], &refs)
+            })
+            .collect();
+        for (i, s) in stats.iter().enumerate() {
+            let b = s.scores();
+            per_image[i].extend(Metric::Bleu.keys().iter().copied().zip(b));
+        }
+        let total = bleu::pool(&stats);
+        aggregate.extend(Metric::Bleu.keys().iter().copied().zip(total.scores()));
+        bleu_totals = Some(total);
+        sig.push("bleu:n4,ref=closest,smooth=1e-15/1e-9".into());
+    }
+
+    if wants(Metric::RougeL) {
+        let scores: Vec<f64> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let refs: Vec<&str> = tok.references[i].iter().map(String::as_str).collect();
+                rouge::score(&tok.candidates[i], &refs)
+            })
+            .collect();
+        for (i, s) in scores.iter().enumerate() {
+            per_image[i].push(("ROUGE_L", *s));
+        }
+        aggregate.push(("ROUGE_L", numpy_mean(&scores)));
+        sig.push("rouge_l:beta=1.2".into());
+    }
+
+    let variants: Vec<(Metric, Variant)> = [
+        (Metric::CiderD, Variant::CiderD),
+        (Metric::CiderOriginal, Variant::Original),
+    ]
+    .into_iter()
+    .filter(|(m, _)| wants(*m))
+    .collect();
+    if !variants.is_empty() {
+        let batch_table;
+        let (df, df_label): (&dyn DocFreq, String) = match opts.df {
+            DfSource::Batch => {
+                batch_table =
+                    DfTable::build(ref_ids.iter().map(|refs| refs.iter().map(Vec::as_slice)));
+                (&batch_table, format!("batch(N={n})"))
+            }
+            DfSource::Table { table, label, .. } => (table, label.to_owned()),
+        };
+        if df.is_empty() {
+            return Err(InputError::new(
+                ErrorCode::NoReferenceNgrams,
+                "every reference caption of the evaluated images is empty after tokenization: CIDEr has no document frequencies",
+            ));
+        }
+        let vecs: Vec<(SentenceVec, Vec<SentenceVec>)> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let c = SentenceVec::new(&cand_ids[i], df);
+                let r = ref_ids[i].iter().map(|w| SentenceVec::new(w, df)).collect();
+                (c, r)
+            })
+            .collect();
+        for (metric, variant) in variants {
+            let scores: Vec<f64> = vecs
+                .par_iter()
+                .map(|(c, r)| cider::image_score(variant, c, r))
+                .collect();
+            let key = metric.keys()[0];
+            for (i, s) in scores.iter().enumerate() {
+                per_image[i].push((key, *s));
+            }
+            aggregate.push((key, numpy_mean(&scores)));
+            sig.push(match variant {
+                Variant::CiderD => format!("cider_d:n4,sigma=6,clip,df={df_label}"),
+                Variant::Original => format!("cider_original:n4,df={df_label}"),
+            });
+        }
+        if df.doc_count() == 1 {
+            warnings.push(Warning {
+                code: "single_image_corpus",
+                message: "CIDEr over a one-image corpus is 0 by construction (every n-gram has df = N = 1)".into(),
+                image_ids: batch.items.iter().map(|i| i.image_id.raw.clone()).collect(),
+            });
+        }
+    }
+
+    let empty: Vec<Value> = (0..n)
+        .filter(|&i| tok.candidates[i].is_empty())
+        .map(|i| batch.items[i].image_id.raw.clone())
+        .collect();
+    if !empty.is_empty() {
+        warnings.push(Warning {
+            code: "empty_candidate",
+            message: "candidate is empty after tokenization (scores are mostly 0; ROUGE-L is 1.0 against an empty reference)".into(),
+            image_ids: empty,
+        });
+    }
+    let empty_refs: Vec<Value> = (0..n)
+        .filter(|&i| tok.references[i].iter().any(String::is_empty))
+        .map(|i| batch.items[i].image_id.raw.clone())
+        .collect();
+    if !empty_refs.is_empty() {
+        warnings.push(Warning {
+            code: "empty_reference",
+            message: "a reference is empty after tokenization".into(),
+            image_ids: empty_refs,
+        });
+    }
+
+    let per_image = batch
+        .output_order
+        .iter()
+        .map(|&i| (batch.items[i].image_id.clone(), per_image[i].clone()))
+        .collect();
+    let tokenized = tok
+        .candidates
+        .iter()
+        .cloned()
+        .zip(tok.references.iter().cloned())
+        .collect();
+    Ok(Report {
+        aggregate,
+        per_image,
+        bleu_totals,
+        signature: sig.join("|"),
+        warnings,
+        tokenized,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metric_names_parse_and_cider_is_not_ambiguous() {
+        assert_eq!(
+            Metric::parse_list("bleu,cider_d,bleu").unwrap(),
+            vec![Metric::Bleu, Metric::CiderD]
+        );
+        assert_eq!(
+            Metric::parse("cider").unwrap_err().code,
+            ErrorCode::UnknownMetric
+        );
+        assert_eq!(
+            Metric::parse("spicy").unwrap_err().code,
+            ErrorCode::UnknownMetric
+        );
+        assert!(Metric::parse_list(" , ").is_err());
+    }
+}

@@ -1,0 +1,653 @@
+//! Input formats: COCO caption annotation files and results files, and plain maps keyed by
+//! image id (spec COCO §2). Parsing checks everything pycocoevalcap would crash on, or silently
+//! misalign, and reports it as an [`InputError`] with a stable code.
+//!
+//! Image ids compare as Python compares them (spec §2.2): the integer `1` and the float `1.0`
+//! are the same id, the string `"1"` is another. In the plain map formats every key is a JSON
+//! string; a key made only of ASCII digits is read as that integer (as the golden tooling
+//! does), so a map of references matches a COCO results file and vice versa. The id is always
+//! reported back exactly as the caller wrote it.
+
+use std::fmt;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde_json::Value;
+
+/// How an image id compares with other ids.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ImageKey {
+    /// An integral number (`1` and `1.0` are both `Int(1)`).
+    Int(i128),
+    /// A non-integral number, by its bits.
+    Float(u64),
+    /// A string id.
+    Str(String),
+}
+
+/// An image id: the value as given, and the key it compares by.
+#[derive(Debug, Clone)]
+pub struct ImageId {
+    /// The id exactly as the caller wrote it (echoed in outputs).
+    pub raw: Value,
+    /// Comparison key.
+    pub key: ImageKey,
+}
+
+impl PartialEq for ImageId {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl fmt::Display for ImageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.raw {
+            Value::String(s) => write!(f, "{s:?}"),
+            v => write!(f, "{v}"),
+        }
+    }
+}
+
+impl ImageId {
+    /// An id from a JSON value (a number or a string).
+    pub fn from_value(v: &Value) -> Option<ImageId> {
+        let key = match v {
+            Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    ImageKey::Int(i128::from(i))
+                } else if let Some(u) = n.as_u64() {
+                    ImageKey::Int(i128::from(u))
+                } else {
+                    let f = n.as_f64()?;
+                    if f.fract() == 0.0 && f.abs() < 1.7e38 {
+                        ImageKey::Int(f as i128)
+                    } else {
+                        ImageKey::Float(f.to_bits())
+                    }
+                }
+            }
+            Value::String(s) => ImageKey::Str(s.clone()),
+            _ => return None,
+        };
+        Some(ImageId {
+            raw: v.clone(),
+            key,
+        })
+    }
+
+    /// An id from a key of a plain JSON map: all-digit keys are integers.
+    pub fn from_map_key(k: &str) -> ImageId {
+        let key = if !k.is_empty() && k.len() <= 30 && k.bytes().all(|b| b.is_ascii_digit()) {
+            k.parse::<i128>()
+                .map(ImageKey::Int)
+                .unwrap_or_else(|_| ImageKey::Str(k.to_owned()))
+        } else {
+            ImageKey::Str(k.to_owned())
+        };
+        ImageId {
+            raw: Value::String(k.to_owned()),
+            key,
+        }
+    }
+}
+
+/// Stable error codes for bad input (the API's `code`, the CLI's message prefix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// The body or file is not valid JSON (including invalid Unicode escapes).
+    InvalidJson,
+    /// Valid JSON of the wrong shape.
+    InvalidFormat,
+    /// An image id that is not a number or a string.
+    InvalidImageId,
+    /// A caption that is not a string.
+    InvalidCaption,
+    /// A candidate for an image that has no entry among the references.
+    UnknownImageId,
+    /// Two candidates for one image.
+    DuplicateImageId,
+    /// A candidate whose image has zero references.
+    MissingReferences,
+    /// No candidates at all.
+    EmptyResults,
+    /// Every reference of every evaluated image is empty: CIDEr has no document frequencies.
+    NoReferenceNgrams,
+    /// An unknown metric name.
+    UnknownMetric,
+    /// A limit (caption length, item count, ...) was exceeded.
+    LimitExceeded,
+}
+
+impl ErrorCode {
+    /// The code as a stable string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidJson => "invalid_json",
+            ErrorCode::InvalidFormat => "invalid_format",
+            ErrorCode::InvalidImageId => "invalid_image_id",
+            ErrorCode::InvalidCaption => "invalid_caption",
+            ErrorCode::UnknownImageId => "unknown_image_id",
+            ErrorCode::DuplicateImageId => "duplicate_image_id",
+            ErrorCode::MissingReferences => "missing_references",
+            ErrorCode::EmptyResults => "empty_results",
+            ErrorCode::NoReferenceNgrams => "no_reference_ngrams",
+            ErrorCode::UnknownMetric => "unknown_metric",
+            ErrorCode::LimitExceeded => "limit_exceeded",
+        }
+    }
+}
+
+/// Bad input: a stable code and a one-line message that names the offending ids or entries.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct InputError {
+    /// Stable code.
+    pub code: ErrorCode,
+    /// Human-readable, one line.
+    pub message: String,
+}
+
+impl InputError {
+    /// A new error.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> InputError {
+        let message: String = message.into();
+        // One line, always: messages quote user data, which may contain line breaks.
+        let message = message.replace(['\n', '\r'], " ");
+        InputError { code, message }
+    }
+}
+
+fn list_ids<'a>(ids: impl IntoIterator<Item = &'a ImageId>) -> String {
+    let ids: Vec<&ImageId> = ids.into_iter().collect();
+    let mut s: Vec<String> = ids.iter().take(10).map(|i| i.to_string()).collect();
+    if ids.len() > 10 {
+        s.push(format!("... ({} in all)", ids.len()));
+    }
+    s.join(", ")
+}
+
+/// Parses JSON text, mapping errors to `invalid_json` with the position.
+pub fn parse_json(text: &str, what: &str) -> Result<Value, InputError> {
+    serde_json::from_str(text)
+        .map_err(|e| InputError::new(ErrorCode::InvalidJson, format!("{what}: invalid JSON: {e}")))
+}
+
+/// The references: images in evaluation order with their captions in file order.
+#[derive(Debug, Clone, Default)]
+pub struct References {
+    /// Images in file order, each with its reference captions in file order.
+    pub images: Vec<(ImageId, Vec<String>)>,
+    index: FxHashMap<ImageKey, usize>,
+}
+
+impl References {
+    /// Builds references from `(id, captions)` pairs; a repeated id keeps its first position
+    /// and gathers all captions.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (ImageId, Vec<String>)>) -> References {
+        let mut r = References::default();
+        for (id, caps) in pairs {
+            r.push(id, caps);
+        }
+        r
+    }
+
+    fn push(&mut self, id: ImageId, caps: Vec<String>) {
+        match self.index.get(&id.key) {
+            Some(&i) => self.images[i].1.extend(caps),
+            None => {
+                self.index.insert(id.key.clone(), self.images.len());
+                self.images.push((id, caps));
+            }
+        }
+    }
+
+    /// Position of an image in file order.
+    pub fn position(&self, key: &ImageKey) -> Option<usize> {
+        self.index.get(key).copied()
+    }
+
+    /// Number of images.
+    pub fn len(&self) -> usize {
+        self.images.len()
+    }
+
+    /// True when there is no image.
+    pub fn is_empty(&self) -> bool {
+        self.images.is_empty()
+    }
+
+    /// Total number of reference captions.
+    pub fn caption_count(&self) -> usize {
+        self.images.iter().map(|(_, c)| c.len()).sum()
+    }
+}
+
+fn caption_string(v: Option<&Value>, at: &str) -> Result<String, InputError> {
+    match v {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(InputError::new(
+            ErrorCode::InvalidCaption,
+            format!("{at}: caption must be a string, got {}", json_type(other)),
+        )),
+        None => Err(InputError::new(
+            ErrorCode::InvalidFormat,
+            format!("{at}: missing \"caption\""),
+        )),
+    }
+}
+
+fn image_id_of(v: Option<&Value>, at: &str) -> Result<ImageId, InputError> {
+    match v {
+        Some(v) => ImageId::from_value(v).ok_or_else(|| {
+            InputError::new(
+                ErrorCode::InvalidImageId,
+                format!(
+                    "{at}: image_id must be a number or a string, got {}",
+                    json_type(v)
+                ),
+            )
+        }),
+        None => Err(InputError::new(
+            ErrorCode::InvalidFormat,
+            format!("{at}: missing \"image_id\""),
+        )),
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parses references from any of the accepted shapes:
+/// - a COCO captions annotation file `{"images": [{"id"}], "annotations": [{"image_id", "caption"}]}`
+///   (without `images`, images are taken in order of first annotation);
+/// - a map `{"<image_id>": ["ref", ...]}`;
+/// - `{"references": {"<image_id>": [...]}}` (the dataset registration body);
+/// - a list `[{"image_id", "captions": [...]}]`.
+pub fn parse_references(v: &Value) -> Result<References, InputError> {
+    match v {
+        Value::Object(o) if o.contains_key("annotations") => parse_coco_annotations(o),
+        Value::Object(o) if o.len() == 1 && o.get("references").is_some_and(Value::is_object) => {
+            parse_reference_map(o.get("references").and_then(Value::as_object).into_iter().flatten())
+        }
+        Value::Object(o) => parse_reference_map(o.iter()),
+        Value::Array(a) => {
+            let mut refs = References::default();
+            for (i, e) in a.iter().enumerate() {
+                let at = format!("references[{i}]");
+                let id = image_id_of(e.get("image_id"), &at)?;
+                let caps = caption_list(e.get("captions"), &at)?;
+                refs.push(id, caps);
+            }
+            Ok(refs)
+        }
+        other => Err(InputError::new(
+            ErrorCode::InvalidFormat,
+            format!(
+                "references: expected a COCO annotation object or a map of image id to captions, got {}",
+                json_type(other)
+            ),
+        )),
+    }
+}
+
+fn caption_list(v: Option<&Value>, at: &str) -> Result<Vec<String>, InputError> {
+    match v {
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(j, c)| caption_string(Some(c), &format!("{at}[{j}]")))
+            .collect(),
+        Some(Value::String(s)) => Ok(vec![s.clone()]),
+        Some(other) => Err(InputError::new(
+            ErrorCode::InvalidFormat,
+            format!(
+                "{at}: expected a list of reference captions, got {}",
+                json_type(other)
+            ),
+        )),
+        None => Err(InputError::new(
+            ErrorCode::InvalidFormat,
+            format!("{at}: missing captions"),
+        )),
+    }
+}
+
+fn parse_reference_map<'a>(
+    entries: impl Iterator<Item = (&'a String, &'a Value)>,
+) -> Result<References, InputError> {
+    let mut refs = References::default();
+    for (k, v) in entries {
+        let caps = caption_list(Some(v), &format!("references[{k:?}]"))?;
+        refs.push(ImageId::from_map_key(k), caps);
+    }
+    Ok(refs)
+}
+
+fn parse_coco_annotations(o: &serde_json::Map<String, Value>) -> Result<References, InputError> {
+    let anns = o
+        .get("annotations")
+        .and_then(Value::as_array)
+        .ok_or_else(|| {
+            InputError::new(
+                ErrorCode::InvalidFormat,
+                "references: \"annotations\" must be a list",
+            )
+        })?;
+    let mut refs = References::default();
+    let listed = match o.get("images") {
+        Some(Value::Array(imgs)) => {
+            for (i, img) in imgs.iter().enumerate() {
+                let id = image_id_of(img.get("id"), &format!("images[{i}].id"))?;
+                refs.push(id, Vec::new());
+            }
+            true
+        }
+        Some(_) => {
+            return Err(InputError::new(
+                ErrorCode::InvalidFormat,
+                "references: \"images\" must be a list",
+            ))
+        }
+        None => false,
+    };
+    for (i, a) in anns.iter().enumerate() {
+        let at = format!("annotations[{i}]");
+        if !a.is_object() {
+            return Err(InputError::new(
+                ErrorCode::InvalidFormat,
+                format!("{at}: expected an object"),
+            ));
+        }
+        let id = image_id_of(a.get("image_id"), &at)?;
+        let cap = caption_string(a.get("caption"), &at)?;
+        match refs.position(&id.key) {
+            Some(p) => refs.images[p].1.push(cap),
+            // Annotations of images missing from `images` are never evaluated (pycocotools).
+            None if listed => {}
+            None => refs.push(id, vec![cap]),
+        }
+    }
+    Ok(refs)
+}
+
+/// One candidate caption.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Its image.
+    pub image_id: ImageId,
+    /// The caption text.
+    pub caption: String,
+}
+
+/// Parses candidates: a COCO results list `[{"image_id", "caption"}]` or a map
+/// `{"<image_id>": "caption"}`. Order is kept. Duplicates are reported by [`assemble`].
+pub fn parse_candidates(v: &Value) -> Result<Vec<Candidate>, InputError> {
+    let out = match v {
+        Value::Array(a) => {
+            let mut out = Vec::with_capacity(a.len());
+            for (i, e) in a.iter().enumerate() {
+                let at = format!("results[{i}]");
+                if !e.is_object() {
+                    return Err(InputError::new(
+                        ErrorCode::InvalidFormat,
+                        format!("{at}: expected an object"),
+                    ));
+                }
+                let image_id = image_id_of(e.get("image_id"), &at)?;
+                let caption =
+                    caption_string(e.get("caption"), &format!("{at} (image_id {image_id})"))?;
+                out.push(Candidate { image_id, caption });
+            }
+            out
+        }
+        Value::Object(o) => {
+            let mut out = Vec::with_capacity(o.len());
+            for (k, v) in o {
+                let image_id = ImageId::from_map_key(k);
+                let caption =
+                    caption_string(Some(v), &format!("results[{k:?}] (image_id {image_id})"))?;
+                out.push(Candidate { image_id, caption });
+            }
+            out
+        }
+        other => {
+            return Err(InputError::new(
+                ErrorCode::InvalidFormat,
+                format!(
+                    "results: expected a COCO results list or a map of image id to caption, got {}",
+                    json_type(other)
+                ),
+            ))
+        }
+    };
+    if out.is_empty() {
+        return Err(InputError::new(
+            ErrorCode::EmptyResults,
+            "results: no candidate captions (empty results)",
+        ));
+    }
+    Ok(out)
+}
+
+/// One image to score.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// Its id, as given.
+    pub image_id: ImageId,
+    /// Candidate caption (raw text).
+    pub candidate: String,
+    /// Reference captions (raw text, file order).
+    pub references: Vec<String>,
+}
+
+/// A batch to score: items in evaluation order (the order of the reference file, restricted
+/// to images with a candidate, spec §2.3) and, for each output position, the item index (the
+/// order the candidates were given in).
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    /// Items in evaluation order.
+    pub items: Vec<Item>,
+    /// `items[output_order[k]]` is the k-th candidate as given.
+    pub output_order: Vec<usize>,
+}
+
+impl Batch {
+    /// A batch whose evaluation order is the given order, after the same checks as
+    /// [`assemble`]: no duplicate ids, at least one reference per item, not empty.
+    pub fn from_items(items: Vec<Item>) -> Result<Batch, InputError> {
+        if items.is_empty() {
+            return Err(InputError::new(
+                ErrorCode::EmptyResults,
+                "no items to score (empty batch)",
+            ));
+        }
+        check_duplicates(items.iter().map(|i| &i.image_id))?;
+        check_references(&items)?;
+        let output_order = (0..items.len()).collect();
+        Ok(Batch {
+            items,
+            output_order,
+        })
+    }
+}
+
+fn check_duplicates<'a>(ids: impl Iterator<Item = &'a ImageId>) -> Result<(), InputError> {
+    let mut seen: FxHashSet<&ImageKey> = FxHashSet::default();
+    let mut dups: Vec<&ImageId> = Vec::new();
+    for id in ids {
+        if !seen.insert(&id.key) && !dups.iter().any(|d| d.key == id.key) {
+            dups.push(id);
+        }
+    }
+    if dups.is_empty() {
+        Ok(())
+    } else {
+        Err(InputError::new(
+            ErrorCode::DuplicateImageId,
+            format!("more than one candidate for image_id {}", list_ids(dups)),
+        ))
+    }
+}
+
+fn check_references(items: &[Item]) -> Result<(), InputError> {
+    let missing: Vec<&ImageId> = items
+        .iter()
+        .filter(|i| i.references.is_empty())
+        .map(|i| &i.image_id)
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(InputError::new(
+            ErrorCode::MissingReferences,
+            format!("no reference captions for image_id {}", list_ids(missing)),
+        ))
+    }
+}
+
+/// Joins candidates with their references, as COCOEvalCap does with `params['image_id']` set to
+/// the images that have a result.
+pub fn assemble(refs: &References, cands: Vec<Candidate>) -> Result<Batch, InputError> {
+    if cands.is_empty() {
+        return Err(InputError::new(
+            ErrorCode::EmptyResults,
+            "results: no candidate captions (empty results)",
+        ));
+    }
+    check_duplicates(cands.iter().map(|c| &c.image_id))?;
+    let unknown: Vec<&ImageId> = cands
+        .iter()
+        .filter(|c| refs.position(&c.image_id.key).is_none())
+        .map(|c| &c.image_id)
+        .collect();
+    if !unknown.is_empty() {
+        return Err(InputError::new(
+            ErrorCode::UnknownImageId,
+            format!(
+                "candidates for image_id {} not in the references",
+                list_ids(unknown)
+            ),
+        ));
+    }
+    // Evaluation order: reference-file order of the images that have a candidate.
+    let mut by_pos: Vec<(usize, usize)> = cands
+        .iter()
+        .enumerate()
+        .filter_map(|(k, c)| refs.position(&c.image_id.key).map(|p| (p, k)))
+        .collect();
+    by_pos.sort_unstable();
+    let mut output_order = vec![0usize; cands.len()];
+    let mut slots: Vec<Option<Candidate>> = cands.into_iter().map(Some).collect();
+    let mut items = Vec::with_capacity(by_pos.len());
+    for (eval_idx, &(pos, k)) in by_pos.iter().enumerate() {
+        output_order[k] = eval_idx;
+        if let Some(c) = slots[k].take() {
+            items.push(Item {
+                image_id: c.image_id,
+                candidate: c.caption,
+                references: refs.images[pos].1.clone(),
+            });
+        }
+    }
+    check_references(&items)?;
+    Ok(Batch {
+        items,
+        output_order,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn coco_files_evaluate_in_annotation_image_order() {
+        let refs = parse_references(&json!({
+            "images": [{"id": 2}, {"id": 1}, {"id": 3}],
+            "annotations": [
+                {"image_id": 1, "id": 10, "caption": "one"},
+                {"image_id": 2, "id": 11, "caption": "two"},
+                {"image_id": 9, "id": 12, "caption": "not listed"}
+            ]
+        }))
+        .unwrap();
+        let cands = parse_candidates(&json!([
+            {"image_id": 1, "caption": "c1"}, {"image_id": 2.0, "caption": "c2"}
+        ]))
+        .unwrap();
+        let b = assemble(&refs, cands).unwrap();
+        assert_eq!(b.items[0].candidate, "c2");
+        assert_eq!(b.items[1].candidate, "c1");
+        assert_eq!(b.output_order, vec![1, 0]);
+        assert_eq!(b.items[0].image_id.raw, json!(2.0));
+    }
+
+    #[test]
+    fn string_and_integer_ids_differ_in_coco_files_but_map_keys_match_integers() {
+        let refs = parse_references(&json!({"images": [{"id": 1}], "annotations": [
+            {"image_id": 1, "caption": "a"}]}))
+        .unwrap();
+        let e = assemble(
+            &refs,
+            parse_candidates(&json!([{"image_id": "1", "caption": "x"}])).unwrap(),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnknownImageId);
+        let b = assemble(&refs, parse_candidates(&json!({"1": "x"})).unwrap()).unwrap();
+        assert_eq!(b.items[0].image_id.raw, json!("1"));
+    }
+
+    #[test]
+    fn bad_inputs_have_codes() {
+        let refs = parse_references(&json!({"1": ["a"], "2": []})).unwrap();
+        let dup = json!([{"image_id": 1, "caption": "x"}, {"image_id": 1, "caption": "y"}]);
+        assert_eq!(
+            assemble(&refs, parse_candidates(&dup).unwrap())
+                .unwrap_err()
+                .code,
+            ErrorCode::DuplicateImageId
+        );
+        let zero = json!([{"image_id": 2, "caption": "x"}]);
+        assert_eq!(
+            assemble(&refs, parse_candidates(&zero).unwrap())
+                .unwrap_err()
+                .code,
+            ErrorCode::MissingReferences
+        );
+        assert_eq!(
+            parse_candidates(&json!([])).unwrap_err().code,
+            ErrorCode::EmptyResults
+        );
+        assert_eq!(
+            parse_candidates(&json!([{"image_id": 1, "caption": 5}]))
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidCaption
+        );
+        assert_eq!(
+            parse_candidates(&json!([{"image_id": 1, "caption": null}]))
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidCaption
+        );
+        assert_eq!(
+            parse_candidates(&json!([{"image_id": true, "caption": "x"}]))
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidImageId
+        );
+        assert_eq!(
+            parse_json("{\"a\": \"\\ud800\"}", "x").unwrap_err().code,
+            ErrorCode::InvalidJson
+        );
+    }
+}

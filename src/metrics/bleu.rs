@@ -1,0 +1,186 @@
+//! BLEU-1..4 as pycocoevalcap 1.2 computes it (`bleu/bleu_scorer.py`, spec COCO §4).
+//!
+//! Per image: clipped n-gram matches against the maximum count in any single reference, the
+//! "closest" reference length (ties go to the shorter reference), and the smoothing constants
+//! `tiny = 1e-15` (numerator) and `small = 1e-9` (denominator). The corpus score (the
+//! aggregate) applies the same formula to integer statistics pooled over all images; it is not
+//! the mean of the per-image scores.
+//!
+//! Quirks reproduced on purpose (all visible in the goldens):
+//! - a candidate shorter than n words gets the factor `1e-15 / 1e-9 = 1e-6`, not 0;
+//! - no match at all still gives a tiny positive score (`~1e-16` for Bleu_1);
+//! - equal lengths count as "too short" (`ratio < 1`), so a perfect candidate scores
+//!   `0.9999999998000004`, not 1;
+//! - an empty candidate scores 0 (the brevity factor underflows).
+
+use serde::Serialize;
+
+use crate::corpus::{count_ngrams, Ngram, MAX_ORDER};
+
+const TINY: f64 = 1e-15;
+const SMALL: f64 = 1e-9;
+
+/// The integer statistics of one image, or pooled over a corpus.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BleuStats {
+    /// Candidate length in words.
+    pub testlen: u64,
+    /// The closest reference length (summed over images when pooled).
+    pub reflen: u64,
+    /// Candidate n-grams per order: `max(0, testlen - n + 1)`.
+    pub guess: [u64; MAX_ORDER],
+    /// Clipped matching n-grams per order.
+    pub correct: [u64; MAX_ORDER],
+}
+
+impl BleuStats {
+    /// Statistics of one candidate against its references (word ids, split as in spec §3.4).
+    pub fn of_image(cand: &[u32], refs: &[&[u32]]) -> BleuStats {
+        let testlen = cand.len() as u64;
+        let reflen = refs
+            .iter()
+            .map(|r| r.len() as u64)
+            .min_by_key(|&l| (l.abs_diff(testlen), l))
+            .unwrap_or(0);
+        let mut guess = [0u64; MAX_ORDER];
+        let mut correct = [0u64; MAX_ORDER];
+        let mut max_ref: Vec<(Ngram, u32)> = Vec::new();
+        for n in 1..=MAX_ORDER {
+            guess[n - 1] = testlen.saturating_sub(n as u64 - 1);
+            max_ref.clear();
+            for r in refs {
+                for (g, c) in count_ngrams(r, n) {
+                    match max_ref.iter_mut().find(|(h, _)| *h == g) {
+                        Some((_, m)) => *m = (*m).max(c),
+                        None => max_ref.push((g, c)),
+                    }
+                }
+            }
+            if max_ref.len() > 256 {
+                max_ref.sort_unstable_by_key(|&(g, _)| g);
+                correct[n - 1] = count_ngrams(cand, n)
+                    .into_iter()
+                    .map(
+                        |(g, c)| match max_ref.binary_search_by_key(&g, |&(h, _)| h) {
+                            Ok(i) => u64::from(c.min(max_ref[i].1)),
+                            Err(_) => 0,
+                        },
+                    )
+                    .sum();
+            } else {
+                correct[n - 1] = count_ngrams(cand, n)
+                    .into_iter()
+                    .map(|(g, c)| {
+                        max_ref
+                            .iter()
+                            .find(|(h, _)| *h == g)
+                            .map_or(0, |&(_, m)| u64::from(c.min(m)))
+                    })
+                    .sum();
+            }
+        }
+        BleuStats {
+            testlen,
+            reflen,
+            guess,
+            correct,
+        }
+    }
+
+    /// Adds another image's statistics (corpus pooling).
+    pub fn add(&mut self, o: &BleuStats) {
+        self.testlen += o.testlen;
+        self.reflen += o.reflen;
+        for n in 0..MAX_ORDER {
+            self.guess[n] += o.guess[n];
+            self.correct[n] += o.correct[n];
+        }
+    }
+
+    /// `(testlen + 1e-15) / (reflen + 1e-9)`, the value pycocoevalcap prints as `ratio`.
+    pub fn ratio(&self) -> f64 {
+        (self.testlen as f64 + TINY) / (self.reflen as f64 + SMALL)
+    }
+
+    /// Bleu_1..Bleu_4 from these statistics, in pycocoevalcap's operation order.
+    pub fn scores(&self) -> [f64; MAX_ORDER] {
+        let mut out = [0.0; MAX_ORDER];
+        let mut p = 1.0f64;
+        for (k, o) in out.iter_mut().enumerate() {
+            p *= (self.correct[k] as f64 + TINY) / (self.guess[k] as f64 + SMALL);
+            *o = p.powf(1.0 / (k as f64 + 1.0));
+        }
+        let ratio = self.ratio();
+        if ratio < 1.0 {
+            let bp = (1.0 - 1.0 / ratio).exp();
+            for s in &mut out {
+                *s *= bp;
+            }
+        }
+        out
+    }
+}
+
+/// Pools per-image statistics into corpus statistics.
+pub fn pool<'a>(stats: impl IntoIterator<Item = &'a BleuStats>) -> BleuStats {
+    let mut total = BleuStats::default();
+    for s in stats {
+        total.add(s);
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(s: &str, vocab: &mut Vec<String>) -> Vec<u32> {
+        s.split_whitespace()
+            .map(|w| match vocab.iter().position(|v| v == w) {
+                Some(i) => i as u32,
+                None => {
+                    vocab.push(w.to_owned());
+                    (vocab.len() - 1) as u32
+                }
+            })
+            .collect()
+    }
+
+    /// spec COCO §4 worked example (golden edge/cases/23_one_reference).
+    #[test]
+    fn worked_example_one_reference() {
+        let mut v = Vec::new();
+        let c = ids("a surfer riding a large wave", &mut v);
+        let r = ids("a surfer rides a large wave in the ocean", &mut v);
+        let s = BleuStats::of_image(&c, &[&r]);
+        assert_eq!(s.correct, [5, 3, 1, 0]);
+        assert_eq!(s.guess, [6, 5, 4, 3]);
+        let b = s.scores();
+        // Exact: these are the golden values, reproduced bit for bit.
+        assert_eq!(b[0], 0.5054422162587139);
+        assert_eq!(b[1], 0.4288819423302449);
+        assert_eq!(b[2], 0.30326532974343484);
+        assert_eq!(b[3], 4.8730396877742594e-05);
+    }
+
+    #[test]
+    fn closest_length_ties_go_to_the_shorter_reference() {
+        let c = [0, 1, 2, 3, 4];
+        let r4 = [0, 1, 2, 3];
+        let r6 = [0, 1, 2, 3, 4, 5];
+        assert_eq!(BleuStats::of_image(&c, &[&r6, &r4]).reflen, 4);
+    }
+
+    #[test]
+    fn clipping_uses_the_max_count_in_a_single_reference() {
+        let c = [0, 0, 0];
+        let s = BleuStats::of_image(&c, &[&[0, 1], &[0, 0]]);
+        assert_eq!(s.correct[0], 2);
+    }
+
+    #[test]
+    fn empty_candidate_scores_zero() {
+        let s = BleuStats::of_image(&[], &[&[0, 1]]);
+        assert_eq!(s.scores(), [0.0; 4]);
+    }
+}
