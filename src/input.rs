@@ -168,8 +168,17 @@ fn list_ids<'a>(ids: impl IntoIterator<Item = &'a ImageId>) -> String {
 
 /// Parses JSON text, mapping errors to `invalid_json` with the position.
 pub fn parse_json(text: &str, what: &str) -> Result<Value, InputError> {
-    serde_json::from_str(text)
-        .map_err(|e| InputError::new(ErrorCode::InvalidJson, format!("{what}: invalid JSON: {e}")))
+    serde_json::from_str(text).map_err(|e| {
+        let hint = if e.to_string().contains("escape") {
+            " (a \\u escape that is not valid Unicode, such as an unpaired surrogate)"
+        } else {
+            ""
+        };
+        InputError::new(
+            ErrorCode::InvalidJson,
+            format!("{what}: invalid JSON: {e}{hint}"),
+        )
+    })
 }
 
 /// The references: images in evaluation order with their captions in file order.

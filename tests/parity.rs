@@ -136,7 +136,13 @@ pub fn capscore() -> Command {
 
 fn run_cli(refs: &std::path::Path, cands: &std::path::Path) -> Value {
     let out = capscore()
-        .args(["score", "--metrics", "bleu,rouge_l,cider_d", "--refs"])
+        .args([
+            "score",
+            "--tokenized",
+            "--metrics",
+            "bleu,rouge_l,cider_d",
+            "--refs",
+        ])
         .arg(refs)
         .arg("--cands")
         .arg(cands)
@@ -162,8 +168,29 @@ fn cli_is_bit_identical_on_every_golden() {
         );
         bad.extend(compare_report(&set, &golden, &ours));
         // Tokenization parity too (evaluation order).
-        let tok = golden["tokenized"].as_array().unwrap();
-        let _ = tok;
+        for (g, o) in golden["tokenized"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(ours["tokenized"].as_array().unwrap())
+        {
+            let gc = g["candidate"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap())
+                .collect::<Vec<_>>()
+                .join(" ");
+            if g["image_id"] != o["image_id"]
+                || gc != o["candidate"]
+                || g["references"] != o["references"]
+            {
+                bad.push(format!(
+                    "{set}: tokenization of image {} differs: golden {} / {}, ours {} / {}",
+                    g["image_id"], gc, g["references"], o["candidate"], o["references"]
+                ));
+            }
+        }
     }
     assert!(
         bad.is_empty(),
@@ -226,4 +253,50 @@ fn edge_extra_linebreak_inputs_give_the_combined_golden() {
     let ours = run_cli(&existing("coco/edge_extra/combined/refs.json"), &path);
     let bad = compare_report("edge_extra/combined+linebreaks", &golden, &ours);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Every input pycocoevalcap crashes on (fixtures with `error.json`) is rejected with exit 2
+/// and the stable code the spec assigns (COCO §9.1).
+#[test]
+fn pycocoevalcap_crashes_become_clear_errors() {
+    let cases = [
+        ("coco/edge/cases/47_lone_surrogate", "invalid_json"),
+        ("coco/edge/cases/50_zero_references", "missing_references"),
+        (
+            "coco/edge/cases/51_duplicate_candidate",
+            "duplicate_image_id",
+        ),
+        (
+            "coco/edge/cases/52_candidate_unknown_image",
+            "unknown_image_id",
+        ),
+        ("coco/edge/cases/53_caption_not_string", "invalid_caption"),
+        ("coco/edge/cases/54_caption_null", "invalid_caption"),
+        ("coco/edge/cases/56_empty_results_file", "empty_results"),
+        (
+            "coco/edge_extra/probes/all_refs_empty_in_corpus",
+            "no_reference_ngrams",
+        ),
+        (
+            "coco/edge_extra/probes/string_vs_int_image_id",
+            "unknown_image_id",
+        ),
+    ];
+    for (dir, code) in cases {
+        assert!(
+            common::fixture(&format!("{dir}/error.json")).exists(),
+            "{dir}: not a crash case"
+        );
+        let out = capscore()
+            .args(["score", "--refs"])
+            .arg(existing(&format!("{dir}/refs.json")))
+            .arg("--cands")
+            .arg(existing(&format!("{dir}/cands.json")))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{dir}: {err}");
+        assert!(err.contains(code), "{dir}: expected {code}, got {err}");
+        assert!(out.stdout.is_empty(), "{dir}: no output on error");
+    }
 }
