@@ -121,10 +121,18 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     };
     let refs_text = read_input_file(&a.refs, "--refs")?;
     let cands_text = read_input_file(&a.cands, "--cands")?;
-    let refs = input::parse_references(&input::parse_json(&refs_text, "--refs")?)
-        .map_err(|e| InputError::new(e.code, format!("--refs: {}", e.message)))?;
-    let cands = input::parse_candidates(&input::parse_json(&cands_text, "--cands")?)
-        .map_err(|e| InputError::new(e.code, format!("--cands: {}", e.message)))?;
+    let refs = input::parse_references_text(&refs_text, "--refs").map_err(|e| {
+        InputError::new(
+            e.code,
+            format!("--refs: {}", e.message.trim_start_matches("--refs: ")),
+        )
+    })?;
+    let cands = input::parse_candidates_text(&cands_text, "--cands").map_err(|e| {
+        InputError::new(
+            e.code,
+            format!("--cands: {}", e.message.trim_start_matches("--cands: ")),
+        )
+    })?;
     let batch = input::assemble(&refs, cands)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.unwrap_or(0))

@@ -42,13 +42,21 @@ pub type NgramCounts = Vec<(Ngram, u32)>;
 
 /// Counts the n-grams of order `n` in `words`, in first-occurrence order.
 pub fn count_ngrams(words: &[u32], n: usize) -> NgramCounts {
+    let mut out = Vec::new();
+    push_ngram_counts(words, n, &mut out);
+    out
+}
+
+/// Appends the distinct n-grams of order `n` of `words` with their counts to `out`, in
+/// first-occurrence order.
+fn push_ngram_counts(words: &[u32], n: usize, out: &mut NgramCounts) {
+    let start = out.len();
     let total = words.len().saturating_sub(n - 1);
-    let mut out: NgramCounts = Vec::with_capacity(total);
     if total <= 48 {
         // Short sentences (nearly all captions): a linear scan beats hashing.
         for win in words.windows(n) {
             let g = Ngram::new(win);
-            match out.iter_mut().find(|(h, _)| *h == g) {
+            match out[start..].iter_mut().find(|(h, _)| *h == g) {
                 Some((_, c)) => *c += 1,
                 None => out.push((g, 1)),
             }
@@ -66,7 +74,49 @@ pub fn count_ngrams(words: &[u32], n: usize) -> NgramCounts {
             }
         }
     }
-    out
+}
+
+/// All n-grams of orders 1..=4 of one sentence, each order in first-occurrence order, with
+/// their counts. Computed once per caption and shared by BLEU, the document-frequency table and
+/// CIDEr.
+#[derive(Debug, Clone, Default)]
+pub struct SentenceNgrams {
+    grams: Vec<(Ngram, u32)>,
+    ends: [u32; MAX_ORDER],
+    words: u32,
+}
+
+impl SentenceNgrams {
+    /// Counts the n-grams of `words`.
+    pub fn new(words: &[u32]) -> SentenceNgrams {
+        let mut grams = Vec::with_capacity(words.len() * MAX_ORDER);
+        let mut ends = [0u32; MAX_ORDER];
+        for n in 1..=MAX_ORDER {
+            push_ngram_counts(words, n, &mut grams);
+            ends[n - 1] = grams.len() as u32;
+        }
+        SentenceNgrams {
+            grams,
+            ends,
+            words: words.len() as u32,
+        }
+    }
+
+    /// The distinct n-grams of order `n` (1..=4) with counts, in first-occurrence order.
+    pub fn order(&self, n: usize) -> &[(Ngram, u32)] {
+        let start = if n == 1 { 0 } else { self.ends[n - 2] as usize };
+        &self.grams[start..self.ends[n - 1] as usize]
+    }
+
+    /// Every distinct n-gram of every order.
+    pub fn all(&self) -> &[(Ngram, u32)] {
+        &self.grams
+    }
+
+    /// Number of words of the sentence.
+    pub fn word_count(&self) -> usize {
+        self.words as usize
+    }
 }
 
 /// Maps words to ids. It can extend a frozen base vocabulary (a registered dataset's), so that
@@ -151,6 +201,10 @@ pub trait DocFreq: Sync {
     fn doc_count(&self) -> usize;
     /// Number of documents whose references contain `g` (0 when unseen).
     fn df(&self, g: &Ngram) -> u32;
+    /// `ln(max(1, df(g)))`, as CIDEr weights use it (implementations may cache the logarithms).
+    fn ln_df(&self, g: &Ngram) -> f64 {
+        f64::from(self.df(g).max(1)).ln()
+    }
     /// Number of distinct n-grams in the table.
     fn len(&self) -> usize;
     /// True when no reference n-gram was seen.
@@ -164,34 +218,38 @@ pub trait DocFreq: Sync {
 pub struct DfTable {
     docs: usize,
     table: FxHashMap<Ngram, u32>,
+    /// `ln[d] = ln(max(1, d))` for every d up to the largest df: glibc's `ln`, computed once.
+    ln: Vec<f64>,
 }
 
 impl DfTable {
-    /// Builds the table from each image's references (already interned), counting every
-    /// n-gram of order 1..=4 once per image in which some reference contains it.
+    /// Builds the table from each image's references, counting every n-gram of order 1..=4
+    /// once per image in which some reference contains it.
     pub fn build<'a, I, R>(images: I) -> DfTable
     where
         I: IntoIterator<Item = R>,
-        R: IntoIterator<Item = &'a [u32]>,
+        R: IntoIterator<Item = &'a SentenceNgrams>,
     {
-        let mut table: FxHashMap<Ngram, u32> = FxHashMap::default();
+        // value: (df, index of the last image that counted it)
+        let mut marks: FxHashMap<Ngram, (u32, u32)> = FxHashMap::default();
         let mut docs = 0usize;
-        let mut seen: Vec<Ngram> = Vec::new();
         for refs in images {
+            let img = docs as u32;
             docs += 1;
-            seen.clear();
-            for words in refs {
-                for n in 1..=MAX_ORDER {
-                    seen.extend(words.windows(n).map(Ngram::new));
+            for s in refs {
+                for (g, _) in s.all() {
+                    let e = marks.entry(*g).or_insert((0, u32::MAX));
+                    if e.1 != img {
+                        e.0 += 1;
+                        e.1 = img;
+                    }
                 }
             }
-            seen.sort_unstable();
-            seen.dedup();
-            for g in &seen {
-                *table.entry(*g).or_insert(0) += 1;
-            }
         }
-        DfTable { docs, table }
+        let table: FxHashMap<Ngram, u32> = marks.into_iter().map(|(g, (d, _))| (g, d)).collect();
+        let max = table.values().copied().max().unwrap_or(0) as usize;
+        let ln = (0..=max).map(|d| (d.max(1) as f64).ln()).collect();
+        DfTable { docs, table, ln }
     }
 }
 
@@ -201,6 +259,9 @@ impl DocFreq for DfTable {
     }
     fn df(&self, g: &Ngram) -> u32 {
         self.table.get(g).copied().unwrap_or(0)
+    }
+    fn ln_df(&self, g: &Ngram) -> f64 {
+        self.table.get(g).map_or(0.0, |&d| self.ln[d as usize])
     }
     fn len(&self) -> usize {
         self.table.len()
@@ -248,11 +309,11 @@ mod tests {
     fn df_counts_each_image_once() {
         let a: Vec<Vec<u32>> = vec![vec![1, 2], vec![1, 2, 1]];
         let b: Vec<Vec<u32>> = vec![vec![2]];
-        let images: Vec<Vec<&[u32]>> = vec![
-            a.iter().map(Vec::as_slice).collect(),
-            b.iter().map(Vec::as_slice).collect(),
-        ];
-        let t = DfTable::build(images);
+        let a: Vec<SentenceNgrams> = a.iter().map(|v| SentenceNgrams::new(v)).collect();
+        let b: Vec<SentenceNgrams> = b.iter().map(|v| SentenceNgrams::new(v)).collect();
+        let t = DfTable::build([a.iter(), b.iter()]);
+        assert_eq!(t.ln_df(&Ngram::new(&[2])), 2f64.ln());
+        assert_eq!(t.ln_df(&Ngram::new(&[1])), 0.0);
         assert_eq!(t.doc_count(), 2);
         assert_eq!(t.df(&Ngram::new(&[1])), 1);
         assert_eq!(t.df(&Ngram::new(&[2])), 2);

@@ -9,12 +9,12 @@
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use crate::corpus::{DfTable, DocFreq, Interner};
+use crate::corpus::{DfTable, DocFreq, Interner, SentenceNgrams};
 use crate::input::{Batch, ErrorCode, ImageId, InputError};
 use crate::metrics::bleu::{self, BleuStats};
 use crate::metrics::cider::{self, SentenceVec, Variant};
 use crate::metrics::{numpy_mean, rouge};
-use crate::text::{ptb, split_py_whitespace};
+use crate::text::{is_py_whitespace, ptb, split_py_whitespace, split_space};
 
 /// A metric capscore can compute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -295,6 +295,20 @@ pub fn score_tokenized(
     } else {
         (Vec::new(), Vec::new())
     };
+    let (cand_ng, ref_ng): (Vec<SentenceNgrams>, Vec<Vec<SentenceNgrams>>) = rayon::join(
+        || {
+            cand_ids
+                .par_iter()
+                .map(|w| SentenceNgrams::new(w))
+                .collect()
+        },
+        || {
+            ref_ids
+                .par_iter()
+                .map(|refs| refs.iter().map(|w| SentenceNgrams::new(w)).collect())
+                .collect()
+        },
+    );
 
     let mut per_image: Vec<Vec<(&'static str, f64)>> = vec![Vec::new(); n];
     let mut aggregate: Vec<(&'static str, f64)> = Vec::new();
@@ -309,8 +323,8 @@ pub fn score_tokenized(
         let stats: Vec<BleuStats> = (0..n)
             .into_par_iter()
             .map(|i| {
-                let refs: Vec<&[u32]> = ref_ids[i].iter().map(Vec::as_slice).collect();
-                BleuStats::of_image(&cand_ids[i], &refs)
+                let refs: Vec<&SentenceNgrams> = ref_ng[i].iter().collect();
+                BleuStats::of_image(&cand_ng[i], &refs)
             })
             .collect();
         for (i, s) in stats.iter().enumerate() {
@@ -324,11 +338,39 @@ pub fn score_tokenized(
     }
 
     if wants(Metric::RougeL) {
+        // ROUGE-L splits on U+0020 only (spec §3.4). Where that split equals the Unicode
+        // whitespace split (nearly always), reuse the interned words.
+        let mut rouge_ids = |s: &str, ids: Option<&Vec<u32>>| -> Vec<u32> {
+            match ids {
+                Some(ids)
+                    if !s.is_empty()
+                        && !s.contains(|c: char| c != ' ' && is_py_whitespace(c))
+                        && !s.starts_with(' ')
+                        && !s.ends_with(' ')
+                        && !s.contains("  ") =>
+                {
+                    ids.clone()
+                }
+                _ => interner.intern_all(split_space(s)),
+            }
+        };
+        let cands: Vec<Vec<u32>> = (0..n)
+            .map(|i| rouge_ids(&tok.candidates[i], cand_ids.get(i)))
+            .collect();
+        let refs: Vec<Vec<Vec<u32>>> = (0..n)
+            .map(|i| {
+                tok.references[i]
+                    .iter()
+                    .enumerate()
+                    .map(|(j, r)| rouge_ids(r, ref_ids.get(i).and_then(|v| v.get(j))))
+                    .collect()
+            })
+            .collect();
         let scores: Vec<f64> = (0..n)
             .into_par_iter()
             .map(|i| {
-                let refs: Vec<&str> = tok.references[i].iter().map(String::as_str).collect();
-                rouge::score(&tok.candidates[i], &refs)
+                let r: Vec<&[u32]> = refs[i].iter().map(Vec::as_slice).collect();
+                rouge::score_words(&cands[i], &r)
             })
             .collect();
         for (i, s) in scores.iter().enumerate() {
@@ -349,8 +391,7 @@ pub fn score_tokenized(
         let batch_table;
         let (df, df_label): (&dyn DocFreq, String) = match opts.df {
             DfSource::Batch => {
-                batch_table =
-                    DfTable::build(ref_ids.iter().map(|refs| refs.iter().map(Vec::as_slice)));
+                batch_table = DfTable::build(ref_ng.iter().map(|refs| refs.iter()));
                 (&batch_table, format!("batch(N={n})"))
             }
             DfSource::Table { table, label, .. } => (table, label.to_owned()),
@@ -364,8 +405,8 @@ pub fn score_tokenized(
         let vecs: Vec<(SentenceVec, Vec<SentenceVec>)> = (0..n)
             .into_par_iter()
             .map(|i| {
-                let c = SentenceVec::new(&cand_ids[i], df);
-                let r = ref_ids[i].iter().map(|w| SentenceVec::new(w, df)).collect();
+                let c = SentenceVec::new(&cand_ng[i], df);
+                let r = ref_ng[i].iter().map(|w| SentenceVec::new(w, df)).collect();
                 (c, r)
             })
             .collect();

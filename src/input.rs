@@ -350,41 +350,133 @@ fn parse_coco_annotations(o: &serde_json::Map<String, Value>) -> Result<Referenc
                 "references: \"annotations\" must be a list",
             )
         })?;
-    let mut refs = References::default();
-    let listed = match o.get("images") {
-        Some(Value::Array(imgs)) => {
-            for (i, img) in imgs.iter().enumerate() {
-                let id = image_id_of(img.get("id"), &format!("images[{i}].id"))?;
-                refs.push(id, Vec::new());
-            }
-            true
-        }
+    let images = match o.get("images") {
+        Some(Value::Array(imgs)) => Some(
+            imgs.iter()
+                .enumerate()
+                .map(|(i, img)| image_id_of(img.get("id"), &format!("images[{i}].id")))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
         Some(_) => {
             return Err(InputError::new(
                 ErrorCode::InvalidFormat,
                 "references: \"images\" must be a list",
             ))
         }
-        None => false,
+        None => None,
     };
-    for (i, a) in anns.iter().enumerate() {
-        let at = format!("annotations[{i}]");
-        if !a.is_object() {
-            return Err(InputError::new(
-                ErrorCode::InvalidFormat,
-                format!("{at}: expected an object"),
-            ));
-        }
-        let id = image_id_of(a.get("image_id"), &at)?;
-        let cap = caption_string(a.get("caption"), &at)?;
+    let anns = anns
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let at = format!("annotations[{i}]");
+            if !a.is_object() {
+                return Err(InputError::new(
+                    ErrorCode::InvalidFormat,
+                    format!("{at}: expected an object"),
+                ));
+            }
+            Ok((
+                image_id_of(a.get("image_id"), &at)?,
+                caption_string(a.get("caption"), &at)?,
+            ))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(coco_references(images, anns))
+}
+
+/// References of a COCO annotation file: images in `images` order (or, without `images`, in
+/// order of first annotation), captions in annotation order. Annotations of images missing from
+/// `images` are never evaluated (as in pycocotools).
+fn coco_references(images: Option<Vec<ImageId>>, anns: Vec<(ImageId, String)>) -> References {
+    let mut refs = References::default();
+    let listed = images.is_some();
+    for id in images.into_iter().flatten() {
+        refs.push(id, Vec::new());
+    }
+    for (id, cap) in anns {
         match refs.position(&id.key) {
             Some(p) => refs.images[p].1.push(cap),
-            // Annotations of images missing from `images` are never evaluated (pycocotools).
             None if listed => {}
             None => refs.push(id, vec![cap]),
         }
     }
-    Ok(refs)
+    refs
+}
+
+fn first_char(text: &str) -> Option<char> {
+    text.trim_start_matches(['\u{feff}', ' ', '\t', '\n', '\r'])
+        .chars()
+        .next()
+}
+
+/// Parses the text of a references file. COCO annotation files (the large ones) take a typed
+/// fast path; anything else, and any file the fast path does not accept, goes through
+/// [`parse_references`], which also produces the precise error messages.
+pub fn parse_references_text(text: &str, what: &str) -> Result<References, InputError> {
+    #[derive(serde::Deserialize)]
+    struct FastImage {
+        id: Value,
+    }
+    #[derive(serde::Deserialize)]
+    struct FastAnn {
+        image_id: Value,
+        caption: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Fast {
+        images: Option<Vec<FastImage>>,
+        annotations: Vec<FastAnn>,
+    }
+    if first_char(text) == Some('{') {
+        if let Ok(f) = serde_json::from_str::<Fast>(text) {
+            // Outer None: an id of the wrong type; the slow path reports it.
+            let images: Option<Option<Vec<ImageId>>> = match &f.images {
+                None => Some(None),
+                Some(v) => v
+                    .iter()
+                    .map(|i| ImageId::from_value(&i.id))
+                    .collect::<Option<Vec<_>>>()
+                    .map(Some),
+            };
+            let anns: Option<Vec<(ImageId, String)>> = f
+                .annotations
+                .into_iter()
+                .map(|a| ImageId::from_value(&a.image_id).map(|id| (id, a.caption)))
+                .collect();
+            if let (Some(images), Some(anns)) = (images, anns) {
+                return Ok(coco_references(images, anns));
+            }
+        }
+    }
+    parse_references(&parse_json(text, what)?)
+}
+
+/// Parses the text of a candidates file (typed fast path for COCO results lists, see
+/// [`parse_references_text`]).
+pub fn parse_candidates_text(text: &str, what: &str) -> Result<Vec<Candidate>, InputError> {
+    #[derive(serde::Deserialize)]
+    struct Fast {
+        image_id: Value,
+        caption: String,
+    }
+    if first_char(text) == Some('[') {
+        if let Ok(v) = serde_json::from_str::<Vec<Fast>>(text) {
+            let out: Option<Vec<Candidate>> = v
+                .into_iter()
+                .map(|c| {
+                    ImageId::from_value(&c.image_id).map(|image_id| Candidate {
+                        image_id,
+                        caption: c.caption,
+                    })
+                })
+                .collect();
+            if let Some(out) = out.filter(|o| !o.is_empty()) {
+                return Ok(out);
+            }
+        }
+    }
+    parse_candidates(&parse_json(text, what)?)
 }
 
 /// One candidate caption.

@@ -15,7 +15,7 @@
 
 use serde::Serialize;
 
-use crate::corpus::{count_ngrams, Ngram, MAX_ORDER};
+use crate::corpus::{Ngram, SentenceNgrams, MAX_ORDER};
 
 const TINY: f64 = 1e-15;
 const SMALL: f64 = 1e-9;
@@ -34,12 +34,13 @@ pub struct BleuStats {
 }
 
 impl BleuStats {
-    /// Statistics of one candidate against its references (word ids, split as in spec §3.4).
-    pub fn of_image(cand: &[u32], refs: &[&[u32]]) -> BleuStats {
-        let testlen = cand.len() as u64;
+    /// Statistics of one candidate against its references (n-grams of words split as in
+    /// spec §3.4).
+    pub fn of_image(cand: &SentenceNgrams, refs: &[&SentenceNgrams]) -> BleuStats {
+        let testlen = cand.word_count() as u64;
         let reflen = refs
             .iter()
-            .map(|r| r.len() as u64)
+            .map(|r| r.word_count() as u64)
             .min_by_key(|&l| (l.abs_diff(testlen), l))
             .unwrap_or(0);
         let mut guess = [0u64; MAX_ORDER];
@@ -47,37 +48,41 @@ impl BleuStats {
         let mut max_ref: Vec<(Ngram, u32)> = Vec::new();
         for n in 1..=MAX_ORDER {
             guess[n - 1] = testlen.saturating_sub(n as u64 - 1);
-            max_ref.clear();
-            for r in refs {
-                for (g, c) in count_ngrams(r, n) {
-                    match max_ref.iter_mut().find(|(h, _)| *h == g) {
-                        Some((_, m)) => *m = (*m).max(c),
-                        None => max_ref.push((g, c)),
-                    }
+            let cand_grams = cand.order(n);
+            let ref_total: usize = refs.iter().map(|r| r.order(n).len()).sum();
+            correct[n - 1] = if cand_grams.len() * ref_total <= 4096 {
+                // Typical captions: scan the references for each candidate n-gram.
+                cand_grams
+                    .iter()
+                    .map(|(g, c)| {
+                        let max = refs
+                            .iter()
+                            .filter_map(|r| {
+                                r.order(n).iter().find(|(h, _)| h == g).map(|&(_, k)| k)
+                            })
+                            .max()
+                            .unwrap_or(0);
+                        u64::from((*c).min(max))
+                    })
+                    .sum()
+            } else {
+                max_ref.clear();
+                for r in refs {
+                    max_ref.extend_from_slice(r.order(n));
                 }
-            }
-            if max_ref.len() > 256 {
-                max_ref.sort_unstable_by_key(|&(g, _)| g);
-                correct[n - 1] = count_ngrams(cand, n)
-                    .into_iter()
+                // Maximum count of each n-gram in any single reference.
+                max_ref.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+                max_ref.dedup_by_key(|e| e.0);
+                cand_grams
+                    .iter()
                     .map(
-                        |(g, c)| match max_ref.binary_search_by_key(&g, |&(h, _)| h) {
-                            Ok(i) => u64::from(c.min(max_ref[i].1)),
+                        |(g, c)| match max_ref.binary_search_by_key(g, |&(h, _)| h) {
+                            Ok(i) => u64::from((*c).min(max_ref[i].1)),
                             Err(_) => 0,
                         },
                     )
-                    .sum();
-            } else {
-                correct[n - 1] = count_ngrams(cand, n)
-                    .into_iter()
-                    .map(|(g, c)| {
-                        max_ref
-                            .iter()
-                            .find(|(h, _)| *h == g)
-                            .map_or(0, |&(_, m)| u64::from(c.min(m)))
-                    })
-                    .sum();
-            }
+                    .sum()
+            };
         }
         BleuStats {
             testlen,
@@ -134,6 +139,12 @@ pub fn pool<'a>(stats: impl IntoIterator<Item = &'a BleuStats>) -> BleuStats {
 mod tests {
     use super::*;
 
+    fn stats(c: &[u32], refs: &[&[u32]]) -> BleuStats {
+        let r: Vec<SentenceNgrams> = refs.iter().map(|r| SentenceNgrams::new(r)).collect();
+        let r: Vec<&SentenceNgrams> = r.iter().collect();
+        BleuStats::of_image(&SentenceNgrams::new(c), &r)
+    }
+
     fn ids(s: &str, vocab: &mut Vec<String>) -> Vec<u32> {
         s.split_whitespace()
             .map(|w| match vocab.iter().position(|v| v == w) {
@@ -152,7 +163,7 @@ mod tests {
         let mut v = Vec::new();
         let c = ids("a surfer riding a large wave", &mut v);
         let r = ids("a surfer rides a large wave in the ocean", &mut v);
-        let s = BleuStats::of_image(&c, &[&r]);
+        let s = stats(&c, &[&r]);
         assert_eq!(s.correct, [5, 3, 1, 0]);
         assert_eq!(s.guess, [6, 5, 4, 3]);
         let b = s.scores();
@@ -168,19 +179,40 @@ mod tests {
         let c = [0, 1, 2, 3, 4];
         let r4 = [0, 1, 2, 3];
         let r6 = [0, 1, 2, 3, 4, 5];
-        assert_eq!(BleuStats::of_image(&c, &[&r6, &r4]).reflen, 4);
+        assert_eq!(stats(&c, &[&r6, &r4]).reflen, 4);
     }
 
     #[test]
     fn clipping_uses_the_max_count_in_a_single_reference() {
         let c = [0, 0, 0];
-        let s = BleuStats::of_image(&c, &[&[0, 1], &[0, 0]]);
+        let s = stats(&c, &[&[0, 1], &[0, 0]]);
         assert_eq!(s.correct[0], 2);
     }
 
     #[test]
+    fn long_captions_take_the_sorted_path_with_the_same_result() {
+        let c: Vec<u32> = (0..200).map(|i| i % 13).collect();
+        let r1: Vec<u32> = (0..150).map(|i| i % 11).collect();
+        let r2: Vec<u32> = (0..90).map(|i| (i * 7) % 13).collect();
+        let fast = stats(&c, &[&r1, &r2]);
+        // Brute force definition.
+        for n in 1..=4usize {
+            let count = |s: &[u32], g: &[u32]| s.windows(n).filter(|w| *w == g).count() as u64;
+            let mut seen: Vec<&[u32]> = Vec::new();
+            let mut correct = 0;
+            for g in c.windows(n) {
+                if !seen.contains(&g) {
+                    seen.push(g);
+                    correct += count(&c, g).min(count(&r1, g).max(count(&r2, g)));
+                }
+            }
+            assert_eq!(fast.correct[n - 1], correct, "order {n}");
+        }
+    }
+
+    #[test]
     fn empty_candidate_scores_zero() {
-        let s = BleuStats::of_image(&[], &[&[0, 1]]);
+        let s = stats(&[], &[&[0, 1]]);
         assert_eq!(s.scores(), [0.0; 4]);
     }
 }

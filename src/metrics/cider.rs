@@ -18,7 +18,7 @@
 //! per-image order of operations is mean over orders, then `/ m`, then `* 10`. A one-image
 //! corpus scores 0 (every weight is `ln 1 - ln 1`).
 
-use crate::corpus::{count_ngrams, DocFreq, Ngram, MAX_ORDER};
+use crate::corpus::{DocFreq, Ngram, SentenceNgrams, MAX_ORDER};
 
 /// Which CIDEr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,47 +34,78 @@ const SIGMA: f64 = 6.0;
 /// A sentence's tf-idf vectors per order, their norms and its length (bigram count).
 #[derive(Debug, Clone, Default)]
 pub struct SentenceVec {
-    /// Per order, the weights sorted by n-gram (for lookups).
-    sorted: [Vec<(Ngram, f64)>; MAX_ORDER],
-    /// Per order, the weights in first-occurrence order (the summation order of the reference).
-    ordered: [Vec<(Ngram, f64)>; MAX_ORDER],
+    /// Weights of every order, each order in first-occurrence order (the reference's
+    /// summation order); order n occupies `ends[n-2]..ends[n-1]`.
+    weights: Vec<(Ngram, f64)>,
+    ends: [u32; MAX_ORDER],
+    /// For long sentences, the same weights sorted by n-gram per order, for binary search.
+    sorted: Option<Vec<(Ngram, f64)>>,
     norms: [f64; MAX_ORDER],
     length: i64,
 }
 
+/// Orders with more distinct n-grams than this are looked up by binary search.
+const LINEAR_LOOKUP_MAX: usize = 24;
+
 impl SentenceVec {
-    /// Weights `tf * (ln(N) - ln(max(1, df)))` for the n-grams of `words`.
-    pub fn new(words: &[u32], df: &dyn DocFreq) -> SentenceVec {
+    /// Weights `tf * (ln(N) - ln(max(1, df)))` for the n-grams of a sentence.
+    pub fn new(s: &SentenceNgrams, df: &dyn DocFreq) -> SentenceVec {
         let ref_len = (df.doc_count() as f64).ln();
-        let mut v = SentenceVec::default();
+        let mut weights = Vec::with_capacity(s.all().len());
+        let mut ends = [0u32; MAX_ORDER];
+        let mut norms = [0.0f64; MAX_ORDER];
+        let mut length = 0i64;
+        let mut long = false;
         for n in 1..=MAX_ORDER {
             let mut norm = 0.0f64;
-            let ordered: Vec<(Ngram, f64)> = count_ngrams(words, n)
-                .into_iter()
-                .map(|(g, tf)| {
-                    let d = f64::from(df.df(&g).max(1)).ln();
-                    let w = f64::from(tf) * (ref_len - d);
-                    norm += w * w;
-                    if n == 2 {
-                        v.length += i64::from(tf);
-                    }
-                    (g, w)
-                })
-                .collect();
-            v.norms[n - 1] = norm.sqrt();
-            let mut sorted = ordered.clone();
-            sorted.sort_unstable_by_key(|&(g, _)| g);
-            v.sorted[n - 1] = sorted;
-            v.ordered[n - 1] = ordered;
+            let grams = s.order(n);
+            long |= grams.len() > LINEAR_LOOKUP_MAX;
+            for (g, tf) in grams {
+                let w = f64::from(*tf) * (ref_len - df.ln_df(g));
+                norm += w * w;
+                if n == 2 {
+                    length += i64::from(*tf);
+                }
+                weights.push((*g, w));
+            }
+            norms[n - 1] = norm.sqrt();
+            ends[n - 1] = weights.len() as u32;
         }
-        v
+        let sorted = long.then(|| {
+            let mut v = weights.clone();
+            let mut start = 0usize;
+            for &end in &ends {
+                v[start..end as usize].sort_unstable_by_key(|&(g, _)| g);
+                start = end as usize;
+            }
+            v
+        });
+        SentenceVec {
+            weights,
+            ends,
+            sorted,
+            norms,
+            length,
+        }
+    }
+
+    fn range(&self, n: usize) -> std::ops::Range<usize> {
+        let start = if n == 0 { 0 } else { self.ends[n - 1] as usize };
+        start..self.ends[n] as usize
     }
 
     fn weight(&self, n: usize, g: &Ngram) -> f64 {
-        let s = &self.sorted[n];
-        match s.binary_search_by_key(g, |&(h, _)| h) {
-            Ok(i) => s[i].1,
-            Err(_) => 0.0,
+        let r = self.range(n);
+        match &self.sorted {
+            Some(sorted) => {
+                let s = &sorted[r];
+                s.binary_search_by_key(g, |&(h, _)| h)
+                    .map_or(0.0, |i| s[i].1)
+            }
+            None => self.weights[r]
+                .iter()
+                .find(|(h, _)| h == g)
+                .map_or(0.0, |&(_, w)| w),
         }
     }
 }
@@ -85,7 +116,7 @@ fn sim(variant: Variant, c: &SentenceVec, r: &SentenceVec) -> [f64; MAX_ORDER] {
     let penalty = std::f64::consts::E.powf(-(delta * delta) / (2.0 * SIGMA * SIGMA));
     let mut val = [0.0f64; MAX_ORDER];
     for (n, v) in val.iter_mut().enumerate() {
-        for (g, wc) in &c.ordered[n] {
+        for (g, wc) in &c.weights[c.range(n)] {
             let wr = r.weight(n, g);
             *v += match variant {
                 Variant::CiderD => wc.min(wr) * wr,
@@ -124,41 +155,46 @@ mod tests {
     use super::*;
     use crate::corpus::DfTable;
 
+    fn score_of(variant: Variant, cand: &[u32], images: &[Vec<Vec<u32>>]) -> f64 {
+        let ng: Vec<Vec<SentenceNgrams>> = images
+            .iter()
+            .map(|refs| refs.iter().map(|r| SentenceNgrams::new(r)).collect())
+            .collect();
+        let df = DfTable::build(ng.iter().map(|refs| refs.iter()));
+        let c = SentenceVec::new(&SentenceNgrams::new(cand), &df);
+        let rv: Vec<_> = ng[0].iter().map(|r| SentenceVec::new(r, &df)).collect();
+        image_score(variant, &c, &rv)
+    }
+
     #[test]
     fn identical_candidate_scores_ten() {
-        let refs = [vec![0u32, 1, 2, 3], vec![0, 1, 2, 3]];
-        let other = [vec![4u32, 5, 6]];
-        let df = DfTable::build([
-            refs.iter().map(|v| v.as_slice()).collect::<Vec<_>>(),
-            other.iter().map(|v| v.as_slice()).collect::<Vec<_>>(),
-        ]);
-        let c = SentenceVec::new(&refs[0], &df);
-        let rv: Vec<_> = refs.iter().map(|r| SentenceVec::new(r, &df)).collect();
-        assert_eq!(image_score(Variant::CiderD, &c, &rv), 10.0);
+        let images = vec![
+            vec![vec![0u32, 1, 2, 3], vec![0, 1, 2, 3]],
+            vec![vec![4u32, 5, 6]],
+        ];
+        assert_eq!(score_of(Variant::CiderD, &[0, 1, 2, 3], &images), 10.0);
     }
 
     #[test]
     fn one_image_corpus_scores_zero() {
-        let refs = [vec![0u32, 1, 2]];
-        let df = DfTable::build([refs.iter().map(|v| v.as_slice()).collect::<Vec<_>>()]);
-        let c = SentenceVec::new(&[0, 1, 2], &df);
-        let rv: Vec<_> = refs.iter().map(|r| SentenceVec::new(r, &df)).collect();
-        assert_eq!(image_score(Variant::CiderD, &c, &rv), 0.0);
+        let images = vec![vec![vec![0u32, 1, 2]]];
+        assert_eq!(score_of(Variant::CiderD, &[0, 1, 2], &images), 0.0);
     }
 
     #[test]
     fn original_is_not_clipped() {
         // Candidate repeats a reference word: clipping caps its contribution in CIDEr-D only.
-        let refs = [vec![0u32, 1]];
-        let other = [vec![2u32]];
-        let df = DfTable::build([
-            refs.iter().map(|v| v.as_slice()).collect::<Vec<_>>(),
-            other.iter().map(|v| v.as_slice()).collect::<Vec<_>>(),
-        ]);
-        let c = SentenceVec::new(&[0, 0, 1], &df);
-        let rv: Vec<_> = refs.iter().map(|r| SentenceVec::new(r, &df)).collect();
-        let d = image_score(Variant::CiderD, &c, &rv);
-        let o = image_score(Variant::Original, &c, &rv);
+        let images = vec![vec![vec![0u32, 1]], vec![vec![2u32]]];
+        let d = score_of(Variant::CiderD, &[0, 0, 1], &images);
+        let o = score_of(Variant::Original, &[0, 0, 1], &images);
         assert!(o > d, "original {o} should exceed CIDEr-D {d}");
+    }
+
+    #[test]
+    fn long_sentences_look_up_weights_like_short_ones() {
+        let long: Vec<u32> = (0..60).map(|i| i % 40).collect();
+        let images = vec![vec![long.clone()], vec![vec![1u32, 2]]];
+        let s = score_of(Variant::CiderD, &long, &images);
+        assert_eq!(s, 10.0);
     }
 }

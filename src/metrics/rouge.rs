@@ -14,12 +14,22 @@ use crate::text::split_space;
 /// ROUGE-L F-score of a tokenized candidate against tokenized references (m >= 1).
 pub fn score(candidate: &str, references: &[&str]) -> f64 {
     let c: Vec<&str> = split_space(candidate).collect();
+    let refs: Vec<Vec<&str>> = references
+        .iter()
+        .map(|r| split_space(r).collect())
+        .collect();
+    let refs: Vec<&[&str]> = refs.iter().map(Vec::as_slice).collect();
+    score_words(&c, &refs)
+}
+
+/// ROUGE-L F-score over words already split on U+0020 (any comparable word type, e.g.
+/// interned ids). An empty word list counts as zero words.
+pub fn score_words<T: PartialEq>(c: &[T], references: &[&[T]]) -> f64 {
     let mut prec_max = f64::NEG_INFINITY;
     let mut rec_max = f64::NEG_INFINITY;
     let mut row = Vec::new();
-    for r in references {
-        let t: Vec<&str> = split_space(r).collect();
-        let l = lcs(&t, &c, &mut row) as f64;
+    for t in references {
+        let l = lcs(t, c, &mut row) as f64;
         prec_max = prec_max.max(l / c.len() as f64);
         rec_max = rec_max.max(l / t.len() as f64);
     }
@@ -31,7 +41,7 @@ pub fn score(candidate: &str, references: &[&str]) -> f64 {
 }
 
 /// Length of the longest common subsequence, one DP row at a time.
-fn lcs(a: &[&str], b: &[&str], row: &mut Vec<u32>) -> u32 {
+fn lcs<T: PartialEq>(a: &[T], b: &[T], row: &mut Vec<u32>) -> u32 {
     row.clear();
     row.resize(b.len() + 1, 0);
     for x in a {
