@@ -263,10 +263,17 @@ fn long_and_odd_inputs_do_not_panic() {
     let long = "a".repeat(100_000);
     assert_eq!(ptb::tokenize_stream(&[long.as_str()])[0], long);
     let long2 = "ab. ".repeat(30_000);
+    // "ab" then a split-off "." (removed): 30,000 words "ab" joined by spaces.
     assert_eq!(
         ptb::tokenize_stream(&[long2.as_str()])[0].len(),
-        60_000 - 1 + 30_000 - 0
+        3 * 30_000 - 1
     );
+    let amps = "A&".repeat(50_000);
+    let _ = ptb::tokenize_stream(&[amps.as_str()]);
+    let apos = "a'".repeat(50_000);
+    let _ = ptb::tokenize_stream(&[apos.as_str()]);
+    let quotes = "'\"(.-".repeat(20_000);
+    let _ = ptb::tokenize_stream(&[quotes.as_str()]);
     let weird = "\u{0}\u{1}\u{7f}\u{85}\u{ad}\u{ffff}\u{10ffff}🏄<<a href=\"x\"'''\"\"&amp;&#;&#12 (555) 1 1/2";
     let _ = ptb::tokenize_stream(&[weird, "", " ", "\r\n"]);
     assert_eq!(ptb::tokenize_stream(&["", "   ", "..."]), ["", "", ""]);

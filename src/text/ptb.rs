@@ -766,6 +766,7 @@ impl Lexer<'_> {
         let mut numeric_sep = false; // a number-only separator (, :) or digit.digit was used
         let mut has_letter = false;
         let mut amp_mode = false;
+        let mut all_upper = b[i].is_ascii_uppercase();
         if matches!(b[j], '-' | '+' | '@' | '#') {
             j += 1;
         }
@@ -786,6 +787,7 @@ impl Lexer<'_> {
                 if is_letter(c) {
                     has_letter = true;
                 }
+                all_upper &= c.is_ascii_uppercase();
                 j += 1;
                 continue;
             }
@@ -805,22 +807,14 @@ impl Lexer<'_> {
                         false
                     }
                 }
-                ',' | ':' => {
-                    if is_digit(prev) && is_digit(nx) && (!has_letter) {
-                        numeric_sep = true;
-                        true
-                    } else {
-                        false
-                    }
+                ',' | ':' if is_digit(prev) && is_digit(nx) && !has_letter => {
+                    numeric_sep = true;
+                    true
                 }
                 '!' | '?' => is_letter(prev) && is_letter(nx) && !numeric_sep,
-                '&' => {
-                    if nx.is_ascii_uppercase() && b[i..j].iter().all(|c| c.is_ascii_uppercase()) {
-                        amp_mode = true;
-                        true
-                    } else {
-                        false
-                    }
+                '&' if nx.is_ascii_uppercase() && all_upper => {
+                    amp_mode = true;
+                    true
                 }
                 '\'' | '\u{2019}' => is_alnum(prev) && is_letter(nx) && !numeric_sep,
                 _ => false,
@@ -956,7 +950,7 @@ impl Lexer<'_> {
             let q = p + a;
             if q < self.end && b[q] == '/' {
                 let c = digits(q + 1);
-                if c >= 1 && c <= 4 {
+                if (1..=4).contains(&c) {
                     return Some(q + 1 + c);
                 }
             }
