@@ -45,9 +45,15 @@ const PUNCTUATION: [&str; 17] = [
 /// sequence (one output string per input caption, same order), including the post-filter.
 pub fn tokenize_stream<S: AsRef<str>>(captions: &[S]) -> Vec<String> {
     (0..captions.len())
-        .map(|k| {
-            let following = following_text(&captions[k + 1..]);
-            tokenize_one(captions[k].as_ref(), following.as_deref())
+        .map(|k| match captions.get(k + 1) {
+            // Common case: a non-blank next caption is the whole relevant context.
+            Some(n) if !n.as_ref().chars().all(is_space_or_break) => {
+                tokenize_one(captions[k].as_ref(), Some(n.as_ref()))
+            }
+            _ => {
+                let following = following_text(&captions[k + 1..]);
+                tokenize_one(captions[k].as_ref(), following.as_deref())
+            }
         })
         .collect()
 }
@@ -176,7 +182,12 @@ pub fn ptb_line(caption: &str, next: Option<&str>) -> String {
     let line = sanitize(caption);
     let mut buf: Vec<char> = line.chars().collect();
     let end = buf.len();
-    if let Some(n) = next {
+    // Only a line whose last non-blank character is a period can depend on what follows.
+    let needs_tail = buf.iter().rev().find(|&&c| !is_space(c)) == Some(&'.');
+    if let (Some(n), false) = (next, needs_tail) {
+        let _ = n;
+        buf.push('\n');
+    } else if let Some(n) = next {
         buf.push('\n');
         // Only the start of the following text can matter; bound it.
         let n = sanitize(n);
@@ -188,7 +199,7 @@ pub fn ptb_line(caption: &str, next: Option<&str>) -> String {
                 buf.push(c);
                 if !is_space(c) {
                     taken += 1;
-                    if taken > 256 {
+                    if taken > 128 {
                         break;
                     }
                 }
@@ -257,6 +268,11 @@ fn is_space(c: char) -> bool {
         ' ' | '\t' | '\n' | '\u{A0}' | '\u{200B}' | '\u{FEFF}' | '\u{1680}' | '\u{2000}'
             ..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
     )
+}
+
+/// `is_space` or a character that [`sanitize`] turns into a space.
+fn is_space_or_break(c: char) -> bool {
+    is_space(c) || matches!(c, '\u{b}' | '\u{c}' | '\r' | '\u{2028}' | '\u{2029}')
 }
 
 fn is_upper(c: char) -> bool {
@@ -996,6 +1012,24 @@ impl Lexer<'_> {
 
     /// Emit a word, splitting clitics and apostrophes.
     fn emit_word(&mut self, core: &[char]) {
+        if core
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '/' | '_'))
+        {
+            if core.len() == 5 || core.len() == 6 {
+                let lw: String = core.iter().map(|c| c.to_ascii_lowercase()).collect();
+                if let Some((a, bb)) = split_special(&lw) {
+                    self.emit(a);
+                    self.emit(bb);
+                    return;
+                }
+            }
+            if !self.out.is_empty() {
+                self.out.push(' ');
+            }
+            self.out.extend(core.iter().map(|c| c.to_ascii_lowercase()));
+            return;
+        }
         if !core.iter().any(|&c| c == '\'' || c == '\u{2019}') {
             let w: String = core.iter().filter(|&&c| c != '\u{AD}').collect();
             let lw = w.to_lowercase();
