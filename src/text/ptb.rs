@@ -1,16 +1,1268 @@
-//! PLACEHOLDER: replaced by the pycocoevalcap-exact PTB tokenizer.
+//! Native reproduction of pycocoevalcap 1.2's tokenizer step: Stanford CoreNLP 3.4.1
+//! `PTBTokenizer -preserveLines -lowerCase`, followed by pycocoevalcap's punctuation-token
+//! filter (spec COCO §3).
+//!
+//! Written from the behavioural description in the spec, the golden data and black-box probing
+//! of the 3.4.1 jar (no CoreNLP source was read or translated). The character classes in
+//! `ptb_tables.rs` are generated from the observed code-point sweep by
+//! `scripts/gen_ptb_tables.py`.
+//!
+//! # What is reproduced
+//! * Words, numbers, fractions (`1 1/2` → one token with an internal U+00A0), phone numbers,
+//!   URLs, e-mail addresses, `@user`, `#hashtag`, SGML tags, entities, emoticons, brackets
+//!   (`-lrb-` …), PTB quotes, dashes, ellipses, Windows-1252 leftovers (U+0080–U+009F),
+//!   currency and vulgar fractions, deletion of untokenizable characters (which also end a
+//!   token), clitic splitting (`do n't`, `it 's`, `can not`, `gon na`, …), full Unicode
+//!   lower-casing (Rust's `str::to_lowercase`, which matches Java's for every kept character).
+//! * Abbreviation periods, including the cross-line lookahead of spec §3.6: a line-final
+//!   abbreviation may keep or lose its period depending on the *next* line of the stream.
+//!   [`tokenize_stream`] therefore tokenizes each caption with the following captions as
+//!   context; [`tokenize_one`] takes that context explicitly and [`lookahead_class`] gives a
+//!   small cache key that determines it.
+//! * Quirks reproduced on purpose: bracket tokens survive the filter (`-lrb-` is lower case,
+//!   the filter lists `-LRB-`), `|||` → `| | |`, U+0085 → `...` (removed), U+00A0 inside
+//!   fraction and phone-number tokens.
+//!
+//! # Deviations (on purpose, spec §3.5)
+//! * U+000B, U+000C, U+000D (CR LF counted once), U+2028 and U+2029 inside a caption are
+//!   replaced by a space, like LF, so one caption never becomes two tokenizer lines.
+//!
+//! # Known differences from the jar
+//! None on the goldens: all 202,654 val2014 captions (one stream), the 267 samples (raw line
+//! and filtered), the 133,124-code-point sweep (in-word and standalone) and the 98 × 14
+//! cross-line contexts match exactly. Random adversarial strings built from punctuation
+//! fragments (e.g. `'s12`, `U.Sit`, `a~--’@&^$`, `<<<`, `@@`, `½.com`, `5st12@5:)`) still differ
+//! in about 13% of lines: rarely-combined rules (clitics followed by digits or non-ASCII
+//! letters, URL/e-mail-like tokens made of symbols, acronym prefixes glued to words, `[.!?]`
+//! between letters near other punctuation). None of these shapes occur in COCO captions.
+//!
+//! Lookahead contract: only a line whose last non-blank character is `.` can depend on the
+//! following text; inside the following text a line break behaves like a space.
 
-/// Tokenizes a stream of captions as pycocoevalcap's tokenizer step does (one output per caption).
+#[path = "ptb_tables.rs"]
+mod tables;
+
+/// The 17 strings pycocoevalcap removes after tokenizing (only 13 can match lower-cased output).
+const PUNCTUATION: [&str; 17] = [
+    "''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--",
+    "...", ";",
+];
+
+/// Tokenize a stream of captions exactly as pycocoevalcap's tokenizer step does for that
+/// sequence (one output string per input caption, same order), including the post-filter.
 pub fn tokenize_stream<S: AsRef<str>>(captions: &[S]) -> Vec<String> {
-    captions
-        .iter()
-        .map(|c| {
-            let lower = c.as_ref().to_lowercase();
-            lower
-                .split(|ch: char| !ch.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .collect::<Vec<_>>()
-                .join(" ")
+    (0..captions.len())
+        .map(|k| match captions.get(k + 1) {
+            // Common case: a non-blank next caption is the whole relevant context.
+            Some(n) if !n.as_ref().chars().all(is_space_or_break) => {
+                tokenize_one(captions[k].as_ref(), Some(n.as_ref()))
+            }
+            _ => {
+                let following = following_text(&captions[k + 1..]);
+                tokenize_one(captions[k].as_ref(), following.as_deref())
+            }
         })
         .collect()
+}
+
+/// Tokenize one caption of a stream. `next` is the text that follows this caption's line in
+/// the stream (the next caption; if that one is blank, the following captions joined with
+/// `\n` up to and including the first non-blank one, as [`following_text`] builds it), or
+/// `None` at the end of the stream. Returns the filtered tokenized caption.
+pub fn tokenize_one(caption: &str, next: Option<&str>) -> String {
+    filter_line(&ptb_line(caption, next))
+}
+
+/// Tokenize one caption with a lookahead class instead of the following text (same result as
+/// [`tokenize_one`] with any following text of that class).
+pub fn tokenize_with_class(caption: &str, class: LookaheadClass) -> String {
+    filter_line(&ptb_line(caption, class.synthetic_text()))
+}
+
+/// The text following a caption in the stream, as [`tokenize_one`] expects it: `None` at the
+/// end of the stream, else the following captions (sanitised) joined by `\n`, up to and
+/// including the first one that is not blank.
+pub fn following_text<S: AsRef<str>>(rest: &[S]) -> Option<String> {
+    if rest.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for (k, c) in rest.iter().enumerate() {
+        if k > 0 {
+            out.push('\n');
+        }
+        let s = sanitize(c.as_ref());
+        let blank = s.chars().all(is_space);
+        out.push_str(&s);
+        if !blank {
+            break;
+        }
+    }
+    Some(out)
+}
+
+/// What the tokenization of a caption can depend on in the text that follows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LookaheadClass {
+    /// End of the stream.
+    End,
+    /// Next line starts with a digit.
+    Digit,
+    /// Next line starts with a character that is not whitespace, not upper case, not a digit
+    /// and does not start an SGML tag.
+    Plain,
+    /// Next line starts with whitespace / is blank, an upper-case letter or an SGML tag, and
+    /// the next non-blank text is not a sentence starter (see `SENT_START`) or a tag.
+    Break,
+    /// As `Break`, but the next non-blank text is a sentence starter word or an SGML tag.
+    BreakStarter,
+}
+
+impl LookaheadClass {
+    fn synthetic_text(self) -> Option<&'static str> {
+        match self {
+            LookaheadClass::End => None,
+            LookaheadClass::Digit => Some("5"),
+            LookaheadClass::Plain => Some("x"),
+            LookaheadClass::Break => Some("X"),
+            LookaheadClass::BreakStarter => Some("A "),
+        }
+    }
+}
+
+/// The lookahead class of a following text (`None` = end of stream).
+pub fn lookahead_class(next: Option<&str>) -> LookaheadClass {
+    let Some(next) = next else {
+        return LookaheadClass::End;
+    };
+    let buf: Vec<char> = ['.', '\n']
+        .into_iter()
+        .chain(sanitize(next).chars())
+        .collect();
+    if acro_break(&buf, 0) {
+        return LookaheadClass::BreakStarter;
+    }
+    match buf.get(2) {
+        Some(c) if c.is_ascii_digit() || is_digit(*c) => LookaheadClass::Digit,
+        _ if abbrev_keep(&buf, 0) => LookaheadClass::Plain,
+        _ => LookaheadClass::Break,
+    }
+}
+
+/// pycocoevalcap's post-filter on one tokenizer output line.
+pub fn filter_line(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for tok in line.trim_end().split(' ') {
+        if PUNCTUATION.contains(&tok) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(tok);
+    }
+    out
+}
+
+/// Replace the line-break characters a caption must not contain by spaces (spec §3.5; LF as
+/// pycocoevalcap's wrapper does, the others as capscore's deviation; CR LF counts once).
+pub fn sanitize(caption: &str) -> std::borrow::Cow<'_, str> {
+    if !caption.contains(['\n', '\u{b}', '\u{c}', '\r', '\u{2028}', '\u{2029}']) {
+        return std::borrow::Cow::Borrowed(caption);
+    }
+    let mut out = String::with_capacity(caption.len());
+    let mut prev_cr = false;
+    for c in caption.chars() {
+        match c {
+            '\n' if prev_cr => {}
+            '\n' | '\u{b}' | '\u{c}' | '\r' | '\u{2028}' | '\u{2029}' => out.push(' '),
+            _ => out.push(c),
+        }
+        prev_cr = c == '\r';
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The raw PTBTokenizer output line for one caption (before the punctuation filter), with
+/// `next` the following text of the stream (see [`tokenize_one`]).
+pub fn ptb_line(caption: &str, next: Option<&str>) -> String {
+    let line = sanitize(caption);
+    let mut buf: Vec<char> = line.chars().collect();
+    let end = buf.len();
+    // Only a line whose last non-blank character is a period can depend on what follows.
+    let needs_tail = buf.iter().rev().find(|&&c| !is_space(c)) == Some(&'.');
+    if let (Some(n), false) = (next, needs_tail) {
+        let _ = n;
+        buf.push('\n');
+    } else if let Some(n) = next {
+        buf.push('\n');
+        // Only the start of the following text can matter; bound it.
+        let n = sanitize(n);
+        let mut taken = 0usize;
+        for c in n.chars() {
+            if c == '\n' {
+                buf.push('\n');
+            } else {
+                buf.push(c);
+                if !is_space(c) {
+                    taken += 1;
+                    if taken > 128 {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let mut lx = Lexer {
+        buf: &buf,
+        end,
+        out: String::with_capacity(line.len() + 8),
+    };
+    lx.run();
+    lx.out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Character classes
+
+fn in_table(t: &[(u32, u32)], c: char) -> bool {
+    let c = c as u32;
+    t.binary_search_by(|&(a, b)| {
+        if b < c {
+            std::cmp::Ordering::Less
+        } else if a > c {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    })
+    .is_ok()
+}
+
+fn is_letter(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphabetic()
+    } else {
+        in_table(&tables::LETTER, c)
+    }
+}
+
+fn is_digit(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_digit()
+    } else {
+        in_table(&tables::DIGIT, c)
+    }
+}
+
+fn is_alnum(c: char) -> bool {
+    is_letter(c) || is_digit(c)
+}
+
+/// In-word hyphens that vanish when standing alone.
+fn is_hyph2(c: char) -> bool {
+    matches!(c, '\u{58A}' | '\u{2010}' | '\u{2011}')
+}
+
+fn is_wordish(c: char) -> bool {
+    is_alnum(c) || is_hyph2(c)
+}
+
+/// Whitespace for the lookahead rules (space-like separators and line breaks).
+fn is_space(c: char) -> bool {
+    matches!(
+        c,
+        ' ' | '\t' | '\n' | '\u{A0}' | '\u{200B}' | '\u{FEFF}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
+}
+
+/// `is_space` or a character that [`sanitize`] turns into a space.
+fn is_space_or_break(c: char) -> bool {
+    is_space(c) || matches!(c, '\u{b}' | '\u{c}' | '\r' | '\u{2028}' | '\u{2029}')
+}
+
+fn is_upper(c: char) -> bool {
+    c.is_uppercase()
+}
+
+/// Capitalised or upper-case words that, after whitespace, make a preceding single-letter or
+/// acronym abbreviation end a sentence (observed list).
+const SENT_START: &[&str] = &[
+    "A",
+    "About",
+    "According",
+    "Additionally",
+    "After",
+    "An",
+    "As",
+    "At",
+    "But",
+    "Earlier",
+    "He",
+    "Her",
+    "Here",
+    "However",
+    "If",
+    "In",
+    "It",
+    "Last",
+    "Many",
+    "More",
+    "Now",
+    "Once",
+    "One",
+    "Other",
+    "Our",
+    "She",
+    "Since",
+    "So",
+    "Some",
+    "Such",
+    "That",
+    "The",
+    "Their",
+    "Then",
+    "There",
+    "These",
+    "They",
+    "This",
+    "We",
+    "What",
+    "When",
+    "While",
+    "Yet",
+    "You",
+];
+
+/// Abbreviations that always keep their period.
+const ABBR_KEEP: &[&str] = &[
+    "adj", "adm", "ave", "capt", "cf", "cmdr", "col", "comdr", "cpl", "dept", "det", "dr", "ft",
+    "gen", "gov", "hon", "insp", "jos", "lt", "maj", "messrs", "mr", "mrs", "ms", "mt", "ph",
+    "prof", "pvt", "rep", "rev", "sen", "sgt", "st", "supt", "vs",
+];
+
+/// Abbreviations that keep their period and get an extra `.` token at a sentence end.
+/// Entries are matched against the lower-cased word; `CAP_ONLY` ones need a capital.
+const ABBR_SENT: &[&str] = &[
+    "al", "ala", "apr", "ariz", "aug", "blvd", "bros", "calif", "co", "colo", "conn", "corp",
+    "cos", "ct", "dak", "dec", "esq", "est", "etc", "ext", "feb", "fla", "fri", "ga", "inc", "ind",
+    "jan", "jr", "jul", "jun", "kan", "kans", "ky", "ltd", "mar", "md", "mich", "minn", "mo",
+    "mon", "mont", "neb", "nev", "nov", "oct", "okla", "penn", "rd", "sep", "sept", "sr", "tenn",
+    "thu", "thurs", "tue", "tues", "va", "vt", "wed", "wis", "wisc", "wyo", "ark", "del", "ill",
+    "la", "mass", "miss", "ore", "pa", "tex", "wash",
+];
+const CAP_ONLY: &[&str] = &[
+    "ark", "del", "ill", "la", "mass", "miss", "ore", "pa", "tex", "wash",
+];
+
+/// Abbreviations that keep their period only before a number.
+const ABBR_NUM: &[&str] = &["art", "ca", "fig", "figs", "no", "op", "pp", "prop"];
+
+fn word_case_ok(w: &str) -> bool {
+    // lower, Capitalised or UPPER only
+    let mut cs = w.chars();
+    let first = cs.next();
+    let rest: String = cs.collect();
+    first.is_some()
+        && (rest.chars().all(|c| c.is_ascii_lowercase())
+            || rest.chars().all(|c| c.is_ascii_uppercase()))
+        && (first.is_some_and(|f| f.is_ascii_uppercase())
+            || w.chars().all(|c| c.is_ascii_lowercase()))
+}
+
+/// `.` at `buf[p]` ends an abbreviation: does what follows make it a sentence end for the
+/// extra-period abbreviations? (kept without extra only when exactly one whitespace follows and
+/// then a character that is not whitespace, not upper case and not an SGML tag).
+fn abbrev_keep(buf: &[char], p: usize) -> bool {
+    match (buf.get(p + 1), buf.get(p + 2)) {
+        (Some(&s), Some(&c)) if is_space(s) => {
+            !(is_space(c) || is_upper(c) || (c == '<' && sgml_len(buf, p + 2, buf.len()).is_some()))
+        }
+        _ => false,
+    }
+}
+
+/// After the period at `buf[p]` (single letter or acronym), is there whitespace then a sentence
+/// starter word (followed by whitespace or end) or an SGML tag?
+fn acro_break(buf: &[char], p: usize) -> bool {
+    let mut q = p + 1;
+    if q >= buf.len() || !is_space(buf[q]) {
+        return false;
+    }
+    while q < buf.len() && is_space(buf[q]) {
+        q += 1;
+    }
+    if q >= buf.len() {
+        return false;
+    }
+    if buf[q] == '<' {
+        return sgml_len(buf, q, buf.len()).is_some();
+    }
+    let mut r = q;
+    while r < buf.len() && buf[r].is_ascii_alphabetic() {
+        r += 1;
+    }
+    if r == q || (r < buf.len() && !is_space(buf[r])) {
+        return false;
+    }
+    let w: String = buf[q..r].iter().collect();
+    SENT_START
+        .iter()
+        .any(|s| *s == w || s.to_ascii_uppercase() == w)
+}
+
+/// Length of an SGML tag starting at `buf[i] == '<'`, limited to `end`.
+fn sgml_len(buf: &[char], i: usize, end: usize) -> Option<usize> {
+    let mut j = i + 1;
+    if j < end && matches!(buf[j], '/' | '!' | '?') {
+        j += 1;
+    }
+    if j >= end || !(buf[j].is_ascii_alphabetic() || buf[j] == '-') {
+        return None;
+    }
+    while j < end {
+        match buf[j] {
+            '>' => return Some(j + 1 - i),
+            '<' | '\n' => return None,
+            _ => j += 1,
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scanner
+
+struct Lexer<'a> {
+    buf: &'a [char],
+    end: usize,
+    out: String,
+}
+
+impl Lexer<'_> {
+    fn at(&self, i: usize) -> Option<char> {
+        if i < self.end {
+            Some(self.buf[i])
+        } else {
+            None
+        }
+    }
+
+    fn emit(&mut self, tok: &str) {
+        if tok.is_empty() {
+            return;
+        }
+        if !self.out.is_empty() {
+            self.out.push(' ');
+        }
+        self.out.push_str(tok);
+    }
+
+    fn emit_lower(&mut self, chars: &[char]) {
+        let s: String = chars.iter().filter(|&&c| c != '\u{AD}').collect();
+        let s = s.to_lowercase().replace(' ', "\u{A0}");
+        self.emit(&s);
+    }
+
+    fn run(&mut self) {
+        let mut i = 0;
+        while i < self.end {
+            i = self.step(i);
+        }
+    }
+
+    fn run_len(&self, i: usize, c: char) -> usize {
+        let mut j = i;
+        while j < self.end && self.buf[j] == c {
+            j += 1;
+        }
+        j - i
+    }
+
+    /// Tokenize starting at `i`; return the next position.
+    fn step(&mut self, i: usize) -> usize {
+        let c = self.buf[i];
+        let next = self.at(i + 1);
+        if is_wordish(c) && !is_hyph2(c) {
+            return self.word(i);
+        }
+        match c {
+            '-' | '+' if next.is_some_and(is_digit) => return self.word(i),
+            '.' | ',' | ':' if next.is_some_and(is_digit) => return self.word(i),
+            '(' => {
+                if let Some(n) = self.phone(i) {
+                    return n;
+                }
+            }
+            _ => {}
+        }
+        if matches!(c, '^' | '-' | '>')
+            && next == Some('_')
+            && self
+                .at(i + 2)
+                .is_some_and(|d| matches!(d, '^' | '-' | '<' | '~'))
+        {
+            let t: String = self.buf[i..i + 3].iter().collect();
+            self.emit(&t);
+            return i + 3;
+        }
+        match c {
+            '<' => {
+                if let Some(n) = sgml_len(self.buf, i, self.end) {
+                    let t = self.buf[i..i + n].to_vec();
+                    self.emit_lower(&t);
+                    return i + n;
+                }
+                let n = self.run_len(i, '<');
+                self.emit(&"<".repeat(n));
+                i + n
+            }
+            '>' | '*' | '`' => {
+                let n = self.run_len(i, c);
+                if c == '`' {
+                    self.emit(if n == 1 { "`" } else { "``" });
+                } else {
+                    self.emit(&c.to_string().repeat(n));
+                }
+                i + n
+            }
+            '\'' => {
+                let n = self.run_len(i, c);
+                if n >= 2 {
+                    self.emit("''");
+                } else if let Some(k) = self.apos_word(i) {
+                    return k;
+                } else {
+                    let prev_ok = i == 0 || is_space(self.buf[i - 1]) || !is_alnum(self.buf[i - 1]);
+                    let opening = next.is_some_and(|n| !is_space(n) && n != '\'') && prev_ok;
+                    self.emit(if opening { "`" } else { "'" });
+                }
+                i + n
+            }
+            '"' => {
+                let opening = next.is_some_and(|n| !is_space(n));
+                self.emit(if opening { "``" } else { "''" });
+                i + 1
+            }
+            '(' => self.one(i, "-lrb-"),
+            ')' => self.one(i, "-rrb-"),
+            '[' => self.one(i, "-lsb-"),
+            ']' => self.one(i, "-rsb-"),
+            '{' => self.one(i, "-lcb-"),
+            '}' => self.one(i, "-rcb-"),
+            ':' | ';' => {
+                if let Some(n) = self.emoticon(i) {
+                    return n;
+                }
+                self.one(i, if c == ':' { ":" } else { ";" })
+            }
+            '-' => {
+                let n = self.run_len(i, '-');
+                match n {
+                    1 => self.emit("-"),
+                    2..=4 => self.emit("--"),
+                    _ => self.emit(&"-".repeat(n)),
+                }
+                i + n
+            }
+            '.' => {
+                let n = self.run_len(i, '.');
+                let mut k = 0;
+                while n - k >= 3 {
+                    self.emit("...");
+                    k += (n - k).min(5);
+                }
+                while k < n {
+                    self.emit(".");
+                    k += 1;
+                }
+                i + n
+            }
+            '!' | '?' => {
+                let mut j = i;
+                while j < self.end && matches!(self.buf[j], '!' | '?') {
+                    j += 1;
+                }
+                let t: String = self.buf[i..j].iter().collect();
+                self.emit(&t);
+                j
+            }
+            '&' => self.amp(i),
+            '@' if next.is_some_and(is_letter) => self.word(i),
+            '#' if next.is_some_and(is_letter) => self.word(i),
+            '\u{AD}' => self.one(i, "-"),
+            '\u{80}' | '\u{A4}' | '\u{20A0}' | '\u{20AC}' => self.one(i, "$"),
+            '\u{85}' | '\u{2026}' => self.one(i, "..."),
+            '\u{91}' | '\u{2018}' | '\u{201B}' | '\u{2039}' => self.one(i, "`"),
+            '\u{92}' | '\u{2019}' | '\u{203A}' => self.one(i, "'"),
+            '\u{93}' | '\u{201C}' | '\u{AB}' => self.one(i, "``"),
+            '\u{94}' | '\u{201D}' | '\u{BB}' => self.one(i, "''"),
+            '\u{96}' | '\u{97}' | '\u{2013}' | '\u{2014}' | '\u{2015}' => self.one(i, "--"),
+            '\u{A2}' => self.one(i, "cents"),
+            '\u{A3}' => self.one(i, "#"),
+            '\u{BC}' => self.one(i, "1/4"),
+            '\u{BD}' => self.one(i, "1/2"),
+            '\u{BE}' => self.one(i, "3/4"),
+            '\u{2153}' => self.one(i, "1/3"),
+            '\u{2154}' => self.one(i, "2/3"),
+            '\u{B2}' | '\u{B3}' | '\u{B9}' | '\u{2070}' | '\u{2074}'..='\u{2079}' => {
+                let mut j = i;
+                while j < self.end
+                    && matches!(
+                        self.buf[j],
+                        '\u{B2}' | '\u{B3}' | '\u{B9}' | '\u{2070}' | '\u{2074}'..='\u{2079}'
+                    )
+                {
+                    j += 1;
+                }
+                let t: String = self.buf[i..j].iter().collect();
+                self.emit(&t);
+                j
+            }
+            '\u{2080}'..='\u{2089}' | '\u{201A}' | '\u{201E}' | '\u{201F}' => {
+                let n = self.run_len(i, c);
+                let t: String = self.buf[i..i + n].iter().collect();
+                self.emit(&t);
+                i + n
+            }
+            '$' | '%' | ',' | '=' | '^' | '~' | '|' | '\\' | '_' | '@' | '#' | '/' => {
+                if c == '_' {
+                    let n = self.run_len(i, '_');
+                    self.emit(&"_".repeat(n));
+                    return i + n;
+                }
+                self.one(i, &c.to_string())
+            }
+            _ => {
+                if c.is_ascii() {
+                    if c.is_ascii_graphic() {
+                        return self.one(i, &c.to_string());
+                    }
+                    return i + 1;
+                }
+                if in_table(&tables::SYMBOL, c) {
+                    let t = c.to_lowercase().collect::<String>();
+                    return self.one(i, &t);
+                }
+                i + 1
+            }
+        }
+    }
+
+    fn one(&mut self, i: usize, tok: &str) -> usize {
+        self.emit(tok);
+        i + 1
+    }
+
+    fn emoticon(&mut self, i: usize) -> Option<usize> {
+        let mut j = i + 1;
+        if self.at(j) == Some('-') {
+            j += 1;
+        }
+        let m = self.at(j)?;
+        let after = self.at(j + 1);
+        if after.is_some_and(is_alnum) {
+            return None;
+        }
+        let tail = match m {
+            ')' => "-rrb-",
+            '(' => "-lrb-",
+            'P' | 'p' => "p",
+            'D' => "d",
+            _ => return None,
+        };
+        let mut t = String::new();
+        t.push(self.buf[i]);
+        if j == i + 2 {
+            t.push('-');
+        }
+        t.push_str(tail);
+        self.emit(&t);
+        Some(j + 1)
+    }
+
+    fn amp(&mut self, i: usize) -> usize {
+        let ents: [(&str, &str); 6] = [
+            ("&amp;", "&"),
+            ("&lt;", "<"),
+            ("&gt;", ">"),
+            ("&quot;", "''"),
+            ("&apos;", "'"),
+            ("&nbsp;", ""),
+        ];
+        for (e, r) in ents {
+            let n = e.chars().count();
+            if i + n <= self.end && self.buf[i..i + n].iter().copied().eq(e.chars()) {
+                self.emit(r);
+                return i + n;
+            }
+        }
+        // &#NN;
+        let mut j = i + 1;
+        if self.at(j) == Some('#') {
+            j += 1;
+            let s = j;
+            while self.at(j).is_some_and(|c| c.is_ascii_digit()) {
+                j += 1;
+            }
+            if j > s && self.at(j) == Some(';') {
+                let t: String = self.buf[i..=j].iter().collect();
+                self.emit(&t);
+                return j + 1;
+            }
+        }
+        self.one(i, "&")
+    }
+
+    /// `(555) 123-4567` style phone numbers starting at `i`.
+    fn phone(&mut self, i: usize) -> Option<usize> {
+        let d = |lx: &Self, p: usize, n: usize| {
+            (p..p + n).all(|k| lx.at(k).is_some_and(|c| c.is_ascii_digit()))
+        };
+        let mut j = i;
+        let mut out = String::new();
+        if self.at(j) == Some('(') {
+            if !(d(self, j + 1, 3) && self.at(j + 4) == Some(')')) {
+                return None;
+            }
+            out.push_str("-lrb-");
+            out.extend(&self.buf[j + 1..j + 4]);
+            out.push_str("-rrb-");
+            j += 5;
+            if self.at(j) == Some(' ') {
+                out.push('\u{A0}');
+                j += 1;
+            }
+        } else {
+            if !(d(self, j, 3) && matches!(self.at(j + 3), Some(' ' | '-' | '.'))) {
+                return None;
+            }
+            out.extend(&self.buf[j..j + 3]);
+            out.push(if self.buf[j + 3] == ' ' {
+                '\u{A0}'
+            } else {
+                self.buf[j + 3]
+            });
+            j += 4;
+        }
+        if !(d(self, j, 3) && matches!(self.at(j + 3), Some(' ' | '-' | '.')) && d(self, j + 4, 4))
+        {
+            return None;
+        }
+        if self.at(j + 8).is_some_and(is_alnum) {
+            return None;
+        }
+        out.extend(&self.buf[j..j + 3]);
+        out.push(if self.buf[j + 3] == ' ' {
+            '\u{A0}'
+        } else {
+            self.buf[j + 3]
+        });
+        out.extend(&self.buf[j + 4..j + 8]);
+        self.emit(&out);
+        Some(j + 8)
+    }
+
+    /// A word-like token starting at `i` (letters, digits and internal connectors).
+    fn word(&mut self, i: usize) -> usize {
+        let b = self.buf;
+        let end = self.end;
+        // Fractions: D{1,4}[ -]D{1,4}/D{1,4}
+        if let Some(n) = self.fraction(i) {
+            let t = b[i..i + n].to_vec();
+            self.emit_lower(&t);
+            return i + n;
+        }
+        if b[i].is_ascii_digit() {
+            if let Some(n) = self.phone(i) {
+                return n;
+            }
+        }
+        // URLs
+        if let Some(n) = self.url(i) {
+            let t = b[i..i + n].to_vec();
+            self.emit_lower(&t);
+            return i + n;
+        }
+        let mut j = i;
+        let mut numeric_sep = false; // a number-only separator (, :) or digit.digit was used
+        let mut has_letter = false;
+        let mut amp_mode = false;
+        let mut all_upper = b[i].is_ascii_uppercase();
+        if matches!(b[j], '-' | '+' | '@' | '#') {
+            j += 1;
+        }
+        if matches!(b[j], '.' | ',' | ':') {
+            // number like .5
+            numeric_sep = true;
+            j += 1;
+        }
+        loop {
+            if j >= end {
+                break;
+            }
+            let c = b[j];
+            if is_alnum(c) || is_hyph2(c) {
+                if (numeric_sep && !is_digit(c)) || (amp_mode && !c.is_ascii_uppercase()) {
+                    break;
+                }
+                if is_letter(c) {
+                    has_letter = true;
+                }
+                all_upper &= c.is_ascii_uppercase();
+                j += 1;
+                continue;
+            }
+            let prev = if j > i { b[j - 1] } else { ' ' };
+            let nx = if j + 1 < end { b[j + 1] } else { ' ' };
+            let ok = match c {
+                '\u{AD}' => is_alnum(prev) && is_alnum(nx),
+                '-' | '/' | '_' => is_alnum(prev) && is_alnum(nx) && !numeric_sep,
+                '@' => is_alnum(prev) && is_alnum(nx) && !numeric_sep,
+                '.' => {
+                    if is_letter(prev) && is_letter(nx) && !numeric_sep {
+                        true
+                    } else if is_digit(prev) && is_digit(nx) && (!has_letter || numeric_sep) {
+                        numeric_sep = true;
+                        true
+                    } else {
+                        false
+                    }
+                }
+                ',' | ':' if is_digit(prev) && is_digit(nx) && !has_letter => {
+                    numeric_sep = true;
+                    true
+                }
+                '!' | '?' => is_letter(prev) && is_letter(nx) && !numeric_sep,
+                '&' if nx.is_ascii_uppercase() && all_upper => {
+                    amp_mode = true;
+                    true
+                }
+                '\'' | '\u{2019}' => is_alnum(prev) && is_letter(nx) && !numeric_sep,
+                _ => false,
+            };
+            if ok {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        if j == i {
+            return self.one(i, &b[i].to_string());
+        }
+        // numeric digits then letters after a separator: split already handled by numeric_sep.
+        let core: Vec<char> = b[i..j].to_vec();
+        // US$ etc.
+        if j < end && b[j] == '$' && core.iter().all(|c| c.is_ascii_uppercase()) {
+            let mut t = core.clone();
+            t.push('$');
+            self.emit_lower(&t);
+            return j + 1;
+        }
+        // c# / c++
+        if j < end && core.len() == 1 && core[0].is_ascii_alphabetic() {
+            if b[j] == '#' && !(j + 1 < end && is_alnum(b[j + 1])) {
+                let mut t = core.clone();
+                t.push('#');
+                self.emit_lower(&t);
+                return j + 1;
+            }
+            if b[j] == '+' && j + 1 < end && b[j + 1] == '+' {
+                let mut t = core.clone();
+                t.extend(['+', '+']);
+                self.emit_lower(&t);
+                return j + 2;
+            }
+        }
+        // dunkin' somethin' ol'
+        if j < end && b[j] == '\'' && !(j + 1 < end && is_alnum(b[j + 1])) {
+            let lw: String = core.iter().collect::<String>().to_lowercase();
+            if matches!(lw.as_str(), "dunkin" | "somethin" | "ol") {
+                let mut t = core.clone();
+                t.push('\'');
+                self.emit_lower(&t);
+                return j + 1;
+            }
+        }
+        // Period followed by , ; : stays on the word.
+        if j + 1 < end && b[j] == '.' && matches!(b[j + 1], ',' | ';' | ':') {
+            let mut t = core.clone();
+            t.push('.');
+            self.emit_lower(&t);
+            return j + 1;
+        }
+        // Periods after the word.
+        if j < end && b[j] == '.' && !core.contains(&'\'') {
+            let w: String = core.iter().collect();
+            let lw = w.to_lowercase();
+            let acro = is_acronym(&core);
+            if acro {
+                if acro_break(b, j) {
+                    if core.len() == 1 {
+                        self.emit_lower(&core);
+                        self.emit(".");
+                    } else {
+                        let mut t = core.clone();
+                        t.push('.');
+                        self.emit_lower(&t);
+                        self.emit(".");
+                    }
+                } else {
+                    let mut t = core.clone();
+                    t.push('.');
+                    self.emit_lower(&t);
+                }
+                return j + 1;
+            }
+            if word_case_ok(&w) {
+                if ABBR_KEEP.contains(&lw.as_str()) {
+                    let mut t = core.clone();
+                    t.push('.');
+                    self.emit_lower(&t);
+                    return j + 1;
+                }
+                if ABBR_SENT.contains(&lw.as_str())
+                    && !(CAP_ONLY.contains(&lw.as_str())
+                        && w.starts_with(|c: char| c.is_ascii_lowercase()))
+                {
+                    let mut t = core.clone();
+                    t.push('.');
+                    self.emit_lower(&t);
+                    if !abbrev_keep(b, j) {
+                        self.emit(".");
+                    }
+                    return j + 1;
+                }
+                if ABBR_NUM.contains(&lw.as_str()) {
+                    let keep = b.get(j + 1).is_some_and(|&c| is_space(c))
+                        && b.get(j + 2).is_some_and(|&c| c.is_ascii_digit());
+                    if keep {
+                        let mut t = core.clone();
+                        t.push('.');
+                        self.emit_lower(&t);
+                        return j + 1;
+                    }
+                }
+            }
+        }
+        self.emit_word(&core);
+        j
+    }
+
+    fn fraction(&self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        let digits = |p: usize| {
+            let mut q = p;
+            while q < self.end && b[q].is_ascii_digit() {
+                q += 1;
+            }
+            q - p
+        };
+        let n1 = digits(i);
+        if n1 == 0 || n1 > 4 {
+            return None;
+        }
+        let mut p = i + n1;
+        // optional whole part
+        let try_simple = |p: usize| -> Option<usize> {
+            let a = digits(p);
+            if a == 0 || a > 4 {
+                return None;
+            }
+            let q = p + a;
+            if q < self.end && b[q] == '/' {
+                let c = digits(q + 1);
+                if (1..=4).contains(&c) {
+                    return Some(q + 1 + c);
+                }
+            }
+            None
+        };
+        if p < self.end && matches!(b[p], ' ' | '-' | '\u{A0}') {
+            if let Some(e) = try_simple(p + 1) {
+                if !(e < self.end && (is_alnum(b[e]) || b[e] == '/')) {
+                    return Some(e - i);
+                }
+            }
+        }
+        p = i;
+        if let Some(e) = try_simple(p) {
+            if !(e < self.end && (is_alnum(b[e]) || b[e] == '/')) {
+                return Some(e - i);
+            }
+        }
+        None
+    }
+
+    fn url(&self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        let pre: &[&str] = &["http://", "https://", "HTTP://", "HTTPS://"];
+        for p in pre {
+            let n = p.len();
+            if i + n <= self.end && b[i..i + n].iter().copied().eq(p.chars()) {
+                let mut j = i + n;
+                while j < self.end
+                    && !is_space(b[j])
+                    && !matches!(b[j], '"' | '<' | '>' | '\'' | ')' | '(')
+                {
+                    j += 1;
+                }
+                while j > i + n && matches!(b[j - 1], '.' | ',' | '!' | '?' | ';' | ':') {
+                    j -= 1;
+                }
+                return Some(j - i);
+            }
+        }
+        None
+    }
+
+    /// Emit a word, splitting clitics and apostrophes.
+    fn emit_word(&mut self, core: &[char]) {
+        if core
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '/' | '_'))
+        {
+            if core.len() == 5 || core.len() == 6 {
+                let lw: String = core.iter().map(|c| c.to_ascii_lowercase()).collect();
+                if let Some((a, bb)) = split_special(&lw) {
+                    self.emit(a);
+                    self.emit(bb);
+                    return;
+                }
+            }
+            if !self.out.is_empty() {
+                self.out.push(' ');
+            }
+            self.out.extend(core.iter().map(|c| c.to_ascii_lowercase()));
+            return;
+        }
+        if !core.iter().any(|&c| c == '\'' || c == '\u{2019}') {
+            let w: String = core.iter().filter(|&&c| c != '\u{AD}').collect();
+            let lw = w.to_lowercase();
+            if let Some((a, bb)) = split_special(&lw) {
+                self.emit(a);
+                self.emit(bb);
+                return;
+            }
+            self.emit(&lw);
+            return;
+        }
+        let w: String = core.iter().filter(|&&c| c != '\u{AD}').collect();
+        let lw = w.to_lowercase();
+        let norm = lw.replace('\u{2019}', "'");
+        if norm == "y'all" {
+            let (a, b) = lw.split_at(lw.char_indices().nth(2).map_or(lw.len(), |x| x.0));
+            self.emit(a);
+            self.emit(b);
+            return;
+        }
+        if apos_word_ok(&norm) {
+            self.emit(&lw);
+            return;
+        }
+        if norm == "n't" {
+            self.emit("n't");
+            return;
+        }
+        // clitics at the end (possibly several: i'd've); `norm` and `lw` have the same char count
+        let nchars: Vec<char> = norm.chars().collect();
+        let ochars: Vec<char> = lw.chars().collect();
+        let mut cut = nchars.len();
+        let mut tail: Vec<String> = Vec::new();
+        'outer: loop {
+            for c in ["n't", "'s", "'m", "'d", "'re", "'ve", "'ll"] {
+                let cl: Vec<char> = c.chars().collect();
+                if cut > cl.len()
+                    && nchars[cut - cl.len()..cut] == cl[..]
+                    && nchars[cut - cl.len() - 1] != '\''
+                {
+                    tail.push(c.to_string());
+                    cut -= cl.len();
+                    continue 'outer;
+                }
+            }
+            break;
+        }
+        let rest_n: String = nchars[..cut].iter().collect();
+        let rest_o: String = ochars[..cut].iter().collect();
+        if rest_n.contains('\'') && !apos_word_ok(&rest_n) {
+            let segs: Vec<&str> = rest_o.split(['\'', '\u{2019}']).collect();
+            let marks: Vec<char> = rest_o
+                .chars()
+                .filter(|&c| c == '\'' || c == '\u{2019}')
+                .collect();
+            let mut k = 0;
+            while k < segs.len() {
+                let s = segs[k];
+                if k > 0
+                    && s == "n"
+                    && k + 1 < segs.len()
+                    && segs[k + 1].is_empty()
+                    && k + 2 == segs.len()
+                {
+                    self.emit("'n'");
+                    break;
+                }
+                if k > 0 && s == "n" {
+                    if k + 1 < segs.len() {
+                        self.emit("'n'");
+                    } else {
+                        self.emit("'n");
+                    }
+                    k += 1;
+                    continue;
+                }
+                if k > 0 && !(k >= 2 && segs[k - 1] == "n") {
+                    let q = if marks[k - 1] == '\u{2019}' || s.chars().count() == 1 {
+                        "'"
+                    } else {
+                        "`"
+                    };
+                    self.emit(q);
+                }
+                self.emit(s);
+                k += 1;
+            }
+        } else {
+            self.emit(&rest_o);
+        }
+        for t in tail.iter().rev() {
+            self.emit(t);
+        }
+    }
+
+    /// Tokens starting with an apostrophe: 'em, 'tis, '90s, 'n', 's ...
+    fn apos_word(&mut self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        let mut j = i + 1;
+        while j < self.end && is_alnum(b[j]) {
+            j += 1;
+        }
+        if j == i + 1 {
+            return None;
+        }
+        let w: String = b[i..j].iter().collect::<String>().to_lowercase();
+        let after_ok = !(j < self.end && (is_alnum(b[j]) || b[j] == '\''));
+        let prev_ok = i == 0 || !is_alnum(b[i - 1]);
+        if !prev_ok {
+            return None;
+        }
+        match w.as_str() {
+            "'em" | "'s" | "'m" | "'d" | "'re" | "'ve" | "'ll" | "'til" | "'till" | "'cause"
+                if after_ok =>
+            {
+                self.emit(&w);
+                Some(j)
+            }
+            "'tis" | "'twas" if after_ok => {
+                self.emit("'t");
+                self.emit(&w[2..]);
+                Some(j)
+            }
+            "'n" => {
+                if j < self.end && b[j] == '\'' {
+                    self.emit("'n'");
+                    Some(j + 1)
+                } else {
+                    self.emit("'n");
+                    Some(j)
+                }
+            }
+            _ if w.len() == 4 && after_ok && {
+                let v: Vec<char> = w.chars().collect();
+                ('2'..='9').contains(&v[1]) && v[2] == '0' && v[3] == 's'
+            } =>
+            {
+                self.emit(&w);
+                Some(j)
+            }
+            _ => None,
+        }
+    }
+}
+
+fn is_acronym(core: &[char]) -> bool {
+    // L(.L)* with single ASCII letters
+    if core.is_empty() || core.len() % 2 == 0 {
+        return false;
+    }
+    core.iter().enumerate().all(|(k, &c)| {
+        if k % 2 == 0 {
+            c.is_ascii_alphabetic()
+        } else {
+            c == '.'
+        }
+    })
+}
+
+fn split_special(lw: &str) -> Option<(&'static str, &'static str)> {
+    Some(match lw {
+        "cannot" => ("can", "not"),
+        "gonna" => ("gon", "na"),
+        "wanna" => ("wan", "na"),
+        "gotta" => ("got", "ta"),
+        "lemme" => ("lem", "me"),
+        "gimme" => ("gim", "me"),
+        _ => return None,
+    })
+}
+
+/// Words with an internal apostrophe that stay whole.
+fn apos_word_ok(lw: &str) -> bool {
+    const SPECIAL: [&str; 8] = [
+        "c'mon",
+        "e'er",
+        "s'mores",
+        "ev'ry",
+        "li'l",
+        "nat'l",
+        "nor'easter",
+        "cont'd",
+    ];
+    if SPECIAL.contains(&lw) {
+        return true;
+    }
+    let v: Vec<char> = lw.chars().collect();
+    let Some(p) = v.iter().position(|&c| c == '\'') else {
+        return false;
+    };
+    if v.iter().filter(|&&c| c == '\'').count() != 1 {
+        return false;
+    }
+    let (a, b) = (&v[..p], &v[p + 1..]);
+    // single letter (not i, y) + apostrophe + 2+ letters
+    if a.len() == 1
+        && a[0].is_ascii_alphabetic()
+        && !matches!(a[0], 'i' | 'y')
+        && b.len() >= 2
+        && b.iter().all(|&c| is_letter(c))
+    {
+        return true;
+    }
+    // vowel ' vowel
+    let vow = |c: char| matches!(c, 'a' | 'e' | 'i' | 'o' | 'u' | 'y');
+    if !a.is_empty()
+        && !b.is_empty()
+        && vow(a[a.len() - 1])
+        && matches!(b[0], 'a' | 'e' | 'i' | 'o' | 'u')
+        && a.iter().chain(b.iter()).all(|&c| is_letter(c))
+    {
+        return true;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basics() {
+        assert_eq!(ptb_line("don't", Some("x")), "do n't");
+        assert_eq!(
+            tokenize_stream(&["A dog.", "Two cats!"]),
+            ["a dog", "two cats"]
+        );
+    }
 }

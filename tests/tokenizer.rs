@@ -1,0 +1,378 @@
+//! Parity tests for the native PTB tokenizer (`capscore::text::ptb`) against goldens produced by
+//! pycocoevalcap 1.2 / CoreNLP 3.4.1 (copied into `tests/fixtures/tokenizer/`).
+
+use std::io::Read;
+
+use capscore::text::ptb;
+use proptest::prelude::*;
+use serde_json::Value;
+
+const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tokenizer");
+
+fn read_gz(name: &str) -> String {
+    let f = std::fs::File::open(format!("{FIX}/{name}")).expect("fixture");
+    let mut s = String::new();
+    flate2::read::GzDecoder::new(f)
+        .read_to_string(&mut s)
+        .expect("gzip");
+    s
+}
+
+fn read_json(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(format!("{FIX}/{name}")).expect("fixture"))
+        .expect("json")
+}
+
+fn as_line(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => panic!("unexpected {v}"),
+    }
+}
+
+fn report(what: &str, bad: &[String], total: usize) {
+    if !bad.is_empty() {
+        for b in bad.iter().take(20) {
+            eprintln!("{b}");
+        }
+        panic!("{what}: {} of {total} mismatches", bad.len());
+    }
+}
+
+#[test]
+fn val2014_stream_parity() {
+    let text = read_gz("val2014_captions_ptb.jsonl.gz");
+    let (mut raw, mut want) = (Vec::new(), Vec::new());
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        for (r, t) in v["raw"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(v["tokenized"].as_array().unwrap())
+        {
+            raw.push(r.as_str().unwrap().to_string());
+            want.push(t.as_str().unwrap().to_string());
+        }
+    }
+    assert_eq!(raw.len(), 202_654);
+    let got = ptb::tokenize_stream(&raw);
+    let bad: Vec<String> = (0..raw.len())
+        .filter(|&k| got[k] != want[k])
+        .map(|k| format!("{:?}\n  got  {:?}\n  want {:?}", raw[k], got[k], want[k]))
+        .collect();
+    report("val2014", &bad, raw.len());
+}
+
+#[test]
+fn samples_parity() {
+    let v = read_json("samples.json");
+    let probes = v["probes"].as_array().unwrap();
+    assert_eq!(probes.len(), 267);
+    let mut bad = Vec::new();
+    for p in probes {
+        let input = p["input"].as_str().unwrap();
+        // Every probe line was followed by a line starting with a lower-case letter.
+        let line = ptb::ptb_line(input, Some("marker"));
+        let want_line = as_line(&p["java_line"]);
+        if line != want_line {
+            bad.push(format!("line {input:?}: got {line:?} want {want_line:?}"));
+        }
+        let tok = ptb::tokenize_one(input, Some("marker"));
+        if tok != p["tokenized"].as_str().unwrap() {
+            bad.push(format!(
+                "tokenized {input:?}: got {tok:?} want {}",
+                p["tokenized"]
+            ));
+        }
+    }
+    report("samples", &bad, probes.len());
+}
+
+#[test]
+fn codepoint_sweep_parity() {
+    let text = read_gz("codepoints_ptb341.jsonl.gz");
+    let mut bad = Vec::new();
+    let mut n = 0;
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let cp = u32::from_str_radix(&v["cp"].as_str().unwrap()[2..], 16).unwrap();
+        let c = char::from_u32(cp).unwrap();
+        n += 1;
+        let in_word = ptb::ptb_line(&format!("a{c}b"), Some("x"));
+        let standalone = ptb::ptb_line(&format!("a {c} b"), Some("x"));
+        let (w1, w2) = (as_line(&v["in_word"]), as_line(&v["standalone"]));
+        if in_word != w1 {
+            bad.push(format!("U+{cp:04X} in_word got {in_word:?} want {w1:?}"));
+        }
+        if standalone != w2 {
+            bad.push(format!(
+                "U+{cp:04X} standalone got {standalone:?} want {w2:?}"
+            ));
+        }
+    }
+    assert_eq!(n, 133_124);
+    report("codepoints", &bad, 2 * n);
+}
+
+fn context_text(name: &str) -> Option<&'static str> {
+    match name {
+        "eof" => None,
+        "lower" => Some("a dog"),
+        "upper" => Some("A dog"),
+        "empty" => Some("\na dog"),
+        "digit" => Some("1 dog"),
+        "space_lower" => Some(" a dog"),
+        "space_upper" => Some(" A dog"),
+        "period" => Some(". dog"),
+        "quote" => Some("\"A dog\""),
+        "sgml" => Some("<b> dog"),
+        "upper_accent" => Some("\u{c9}mile"),
+        "lower_accent" => Some("\u{e9}mile"),
+        "lparen" => Some("(A dog)"),
+        "two_empty_then_lower" => Some("\n\na dog"),
+        _ => panic!("unknown context {name}"),
+    }
+}
+
+#[test]
+fn context_lookahead_parity() {
+    let v = read_json("context_lookahead.json");
+    let tests = v["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 98);
+    let mut bad = Vec::new();
+    let mut n = 0;
+    for t in tests {
+        let cap = t["caption"].as_str().unwrap();
+        for (name, r) in t["by_context"].as_object().unwrap() {
+            n += 1;
+            let next = context_text(name);
+            let line = ptb::ptb_line(cap, next);
+            if line != r["java_line"].as_str().unwrap() {
+                bad.push(format!(
+                    "{cap:?} [{name}] line {line:?} want {}",
+                    r["java_line"]
+                ));
+            }
+            let want = r["tokenized"].as_str().unwrap();
+            let tok = ptb::tokenize_one(cap, next);
+            let by_class = ptb::tokenize_with_class(cap, ptb::lookahead_class(next));
+            if tok != want || by_class != want {
+                bad.push(format!(
+                    "{cap:?} [{name}] got {tok:?}/{by_class:?} want {want:?}"
+                ));
+            }
+            // The same through a real stream: caption, then the context lines.
+            let mut stream = vec![cap.to_string()];
+            if let Some(nx) = next {
+                stream.extend(nx.split('\n').map(str::to_string));
+            }
+            let out = ptb::tokenize_stream(&stream);
+            if out[0] != want {
+                bad.push(format!(
+                    "{cap:?} [{name}] stream got {:?} want {want:?}",
+                    out[0]
+                ));
+            }
+        }
+    }
+    assert_eq!(n, 98 * 14);
+    report("context_lookahead", &bad, n);
+}
+
+#[test]
+fn edge_golden_streams() {
+    let v = read_json("edge_streams.json");
+    let mut bad = Vec::new();
+    let mut n = 0;
+    for s in v.as_array().unwrap() {
+        let raw: Vec<&str> = s["raw"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        let want: Vec<&str> = s["tokenized"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        let got = ptb::tokenize_stream(&raw);
+        for k in 0..raw.len() {
+            n += 1;
+            if got[k] != want[k] {
+                bad.push(format!(
+                    "{} {}: {:?} got {:?} want {:?}",
+                    s["source"], s["stream"], raw[k], got[k], want[k]
+                ));
+            }
+        }
+    }
+    report("edge streams", &bad, n);
+}
+
+#[test]
+fn line_breaks_are_spaces_and_do_not_shift() {
+    let base = "a man riding a wave";
+    let want = ptb::tokenize_stream(&[base, "Next caption here.", "last one"]);
+    for sep in [
+        "\r", "\r\n", "\u{b}", "\u{c}", "\u{2028}", "\u{2029}", "\n", " ",
+    ] {
+        let cap = format!("a man riding{sep}a wave");
+        let got = ptb::tokenize_stream(&[cap.as_str(), "Next caption here.", "last one"]);
+        assert_eq!(got, want, "separator {sep:?}");
+        // At the end of the stream too (the tail must not be dropped).
+        let got = ptb::tokenize_stream(&["first", cap.as_str()]);
+        assert_eq!(got, ["first", base], "separator {sep:?} at end");
+    }
+    // CR LF counts once, U+0085 is not a line break (it becomes `...`, then removed).
+    assert_eq!(ptb::ptb_line("a\r\n\r\nb", None), "a b");
+    assert_eq!(ptb::ptb_line("a\u{85}b", None), "a ... b");
+    assert_eq!(ptb::tokenize_stream(&["a\u{85}b", "c"]), ["a b", "c"]);
+    // The capscore expectation for the edge cases 40, 41, 42, 44 (= case 39).
+    assert_eq!(
+        ptb::tokenize_stream(&["a man riding\r\na wave"]),
+        ["a man riding a wave"]
+    );
+}
+
+#[test]
+fn lookahead_classes() {
+    use ptb::LookaheadClass as L;
+    assert_eq!(ptb::lookahead_class(None), L::End);
+    assert_eq!(ptb::lookahead_class(Some("1 dog")), L::Digit);
+    assert_eq!(ptb::lookahead_class(Some("a dog")), L::Plain);
+    assert_eq!(ptb::lookahead_class(Some("Two dogs")), L::Break);
+    assert_eq!(ptb::lookahead_class(Some("\nA dog")), L::BreakStarter);
+    assert_eq!(ptb::lookahead_class(Some("The dog")), L::BreakStarter);
+    assert_eq!(
+        ptb::following_text(&["", " ", "A dog", "x"]).as_deref(),
+        Some("\n \nA dog")
+    );
+    assert_eq!(ptb::following_text::<&str>(&[]), None);
+}
+
+#[test]
+fn long_and_odd_inputs_do_not_panic() {
+    let long = "a".repeat(100_000);
+    assert_eq!(ptb::tokenize_stream(&[long.as_str()])[0], long);
+    let long2 = "ab. ".repeat(30_000);
+    // "ab" then a split-off "." (removed): 30,000 words "ab" joined by spaces.
+    assert_eq!(
+        ptb::tokenize_stream(&[long2.as_str()])[0].len(),
+        3 * 30_000 - 1
+    );
+    let amps = "A&".repeat(50_000);
+    let _ = ptb::tokenize_stream(&[amps.as_str()]);
+    let apos = "a'".repeat(50_000);
+    let _ = ptb::tokenize_stream(&[apos.as_str()]);
+    let quotes = "'\"(.-".repeat(20_000);
+    let _ = ptb::tokenize_stream(&[quotes.as_str()]);
+    let weird = "\u{0}\u{1}\u{7f}\u{85}\u{ad}\u{ffff}\u{10ffff}🏄<<a href=\"x\"'''\"\"&amp;&#;&#12 (555) 1 1/2";
+    let _ = ptb::tokenize_stream(&[weird, "", " ", "\r\n"]);
+    assert_eq!(ptb::tokenize_stream(&["", "   ", "..."]), ["", "", ""]);
+}
+
+fn arb_caption() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        "a",
+        "A",
+        "The",
+        "dog",
+        "K",
+        "U.S",
+        "etc",
+        "Mr",
+        "no",
+        "'",
+        "\"",
+        "n't",
+        "'s",
+        ".",
+        "..",
+        ",",
+        ";",
+        ":",
+        "!",
+        "?",
+        "-",
+        "--",
+        "/",
+        "&",
+        "#",
+        "$",
+        "@",
+        "(",
+        ")",
+        "<",
+        ">",
+        "<b>",
+        "1",
+        "12",
+        "1/2",
+        "3",
+        " ",
+        "  ",
+        "\t",
+        "\u{a0}",
+        "\u{ad}",
+        "\u{85}",
+        "\r",
+        "\r\n",
+        "\u{b}",
+        "\u{c}",
+        "\u{2028}",
+        "\u{2029}",
+        "\n",
+        "é",
+        "İ",
+        "Σ",
+        "一",
+        "🏄",
+        "\u{0}",
+        "_",
+        "*",
+        "|",
+        "^",
+        "~",
+        "’",
+        "½",
+        "http://",
+        "www",
+        ".com",
+        "&amp;",
+        "(555) 123-4567",
+    ]);
+    prop_oneof![
+        prop::collection::vec(pieces, 0..12).prop_map(|v| v.concat()),
+        any::<String>(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn never_panics_and_keeps_shape(caps in prop::collection::vec(arb_caption(), 0..6)) {
+        let out = ptb::tokenize_stream(&caps);
+        prop_assert_eq!(out.len(), caps.len());
+        for (k, o) in out.iter().enumerate() {
+            let has_break = o.contains(['\n', '\r', '\u{b}', '\u{c}', '\u{2028}', '\u{2029}']);
+            prop_assert!(!has_break, "line break in output {:?}", o);
+            prop_assert!(!o.starts_with(' ') && !o.ends_with(' ') && !o.contains("  "));
+            // Same as per-caption tokenization with the following text, and with its class.
+            let following = ptb::following_text(&caps[k + 1..]);
+            prop_assert_eq!(o, &ptb::tokenize_one(&caps[k], following.as_deref()));
+            let class = ptb::lookahead_class(following.as_deref());
+            prop_assert_eq!(o, &ptb::tokenize_with_class(&caps[k], class));
+            let line = ptb::ptb_line(&caps[k], following.as_deref());
+            prop_assert!(!line.contains('\n'));
+        }
+    }
+}
