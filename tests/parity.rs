@@ -181,7 +181,7 @@ fn cli_is_bit_identical_on_every_golden() {
                 .map(|s| s.as_str().unwrap())
                 .collect::<Vec<_>>()
                 .join(" ");
-            if g["image_id"] != o["image_id"]
+            if ImageId::from_value(&g["image_id"]) != ImageId::from_value(&o["image_id"])
                 || gc != o["candidate"]
                 || g["references"] != o["references"]
             {
