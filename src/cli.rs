@@ -143,8 +143,8 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         df: DfSource::Batch,
     };
     let report = pool.install(|| engine::score(&batch, &opts))?;
-    let mut json = report.to_json();
-    if a.tokenized {
+    let mut text = if a.tokenized {
+        let mut json = report.to_json();
         let tok: Vec<serde_json::Value> = batch
             .items
             .iter()
@@ -154,9 +154,11 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         if let serde_json::Value::Object(o) = &mut json {
             o.insert("tokenized".into(), tok.into());
         }
+        serde_json::to_string_pretty(&json)
+    } else {
+        serde_json::to_string_pretty(&report)
     }
-    let mut text =
-        serde_json::to_string_pretty(&json).map_err(|e| CliError::Other(e.to_string()))?;
+    .map_err(|e| CliError::Other(e.to_string()))?;
     text.push('\n');
     match &a.out {
         Some(path) => write_atomically(path, text.as_bytes())

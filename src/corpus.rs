@@ -217,7 +217,8 @@ pub trait DocFreq: Sync {
 #[derive(Debug, Default, Clone)]
 pub struct DfTable {
     docs: usize,
-    table: FxHashMap<Ngram, u32>,
+    /// n-gram -> (df, bookkeeping used while building)
+    table: FxHashMap<Ngram, (u32, u32)>,
     /// `ln[d] = ln(max(1, d))` for every d up to the largest df: glibc's `ln`, computed once.
     ln: Vec<f64>,
 }
@@ -230,15 +231,19 @@ impl DfTable {
         I: IntoIterator<Item = R>,
         R: IntoIterator<Item = &'a SentenceNgrams>,
     {
-        // value: (df, index of the last image that counted it)
-        let mut marks: FxHashMap<Ngram, (u32, u32)> = FxHashMap::default();
-        let mut docs = 0usize;
-        for refs in images {
-            let img = docs as u32;
-            docs += 1;
+        let images: Vec<R> = images.into_iter().collect();
+        let docs = images.len();
+        // value: (df, index of the last image that counted the n-gram)
+        let mut table: FxHashMap<Ngram, (u32, u32)> = FxHashMap::default();
+        for (img, refs) in images.into_iter().enumerate() {
+            let img = img as u32;
             for s in refs {
+                if table.capacity() == 0 {
+                    // Typical corpora have ~2 distinct n-grams per reference n-gram per image.
+                    table.reserve(docs.saturating_mul(s.all().len() * 2).min(1 << 24));
+                }
                 for (g, _) in s.all() {
-                    let e = marks.entry(*g).or_insert((0, u32::MAX));
+                    let e = table.entry(*g).or_insert((0, u32::MAX));
                     if e.1 != img {
                         e.0 += 1;
                         e.1 = img;
@@ -246,8 +251,7 @@ impl DfTable {
                 }
             }
         }
-        let table: FxHashMap<Ngram, u32> = marks.into_iter().map(|(g, (d, _))| (g, d)).collect();
-        let max = table.values().copied().max().unwrap_or(0) as usize;
+        let max = table.values().map(|e| e.0).max().unwrap_or(0) as usize;
         let ln = (0..=max).map(|d| (d.max(1) as f64).ln()).collect();
         DfTable { docs, table, ln }
     }
@@ -258,10 +262,10 @@ impl DocFreq for DfTable {
         self.docs
     }
     fn df(&self, g: &Ngram) -> u32 {
-        self.table.get(g).copied().unwrap_or(0)
+        self.table.get(g).map_or(0, |e| e.0)
     }
     fn ln_df(&self, g: &Ngram) -> f64 {
-        self.table.get(g).map_or(0.0, |&d| self.ln[d as usize])
+        self.table.get(g).map_or(0.0, |e| self.ln[e.0 as usize])
     }
     fn len(&self) -> usize {
         self.table.len()

@@ -7,7 +7,8 @@
 //! threads. Callers choose the thread pool (`pool.install(|| engine::score(..))`).
 
 use rayon::prelude::*;
-use serde_json::{Map, Value};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
 
 use crate::corpus::{DfTable, DocFreq, Interner, SentenceNgrams};
 use crate::input::{Batch, ErrorCode, ImageId, InputError};
@@ -138,7 +139,7 @@ pub struct Options<'a> {
 }
 
 /// A non-fatal observation about the input.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Warning {
     /// Stable code.
     pub code: &'static str,
@@ -166,59 +167,76 @@ pub struct Report {
 }
 
 impl Report {
-    /// The report as JSON: `aggregate`, `per_image`, `bleu_totals`, `signature`, `warnings`.
+    /// The report as a JSON value (same content as its `Serialize` form).
     pub fn to_json(&self) -> Value {
-        let mut out = Map::new();
-        out.insert("aggregate".into(), scores_object(&self.aggregate));
-        let per: Vec<Value> = self
-            .per_image
-            .iter()
-            .map(|(id, s)| {
-                let mut o = Map::new();
-                o.insert("image_id".into(), id.raw.clone());
-                if let Value::Object(m) = scores_object(s) {
-                    o.extend(m);
-                }
-                Value::Object(o)
-            })
-            .collect();
-        out.insert("per_image".into(), Value::Array(per));
-        if let Some(t) = &self.bleu_totals {
-            let mut o = Map::new();
-            o.insert("testlen".into(), t.testlen.into());
-            o.insert("reflen".into(), t.reflen.into());
-            o.insert("guess".into(), t.guess.to_vec().into());
-            o.insert("correct".into(), t.correct.to_vec().into());
-            o.insert("ratio".into(), float(t.ratio()));
-            out.insert("bleu_totals".into(), Value::Object(o));
-        }
-        out.insert("signature".into(), Value::String(self.signature.clone()));
-        let warnings: Vec<Value> = self
-            .warnings
-            .iter()
-            .map(|w| {
-                let mut o = Map::new();
-                o.insert("code".into(), w.code.into());
-                o.insert("message".into(), w.message.clone().into());
-                o.insert("image_ids".into(), Value::Array(w.image_ids.clone()));
-                Value::Object(o)
-            })
-            .collect();
-        out.insert("warnings".into(), Value::Array(warnings));
-        Value::Object(out)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
 
-fn float(x: f64) -> Value {
-    serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+/// A list of (key, score) pairs serialized as a JSON object in order.
+struct Scores<'a>(&'a [(&'static str, f64)]);
+
+impl Serialize for Scores<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in self.0 {
+            m.serialize_entry(k, &finite(*v))?;
+        }
+        m.end()
+    }
 }
 
-fn scores_object(s: &[(&'static str, f64)]) -> Value {
-    Value::Object(
-        s.iter()
-            .map(|(k, v)| ((*k).to_owned(), float(*v)))
-            .collect(),
-    )
+/// One per-image record: `image_id` first, then the scores.
+struct PerImage<'a>(&'a ImageId, &'a [(&'static str, f64)]);
+
+impl Serialize for PerImage<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.1.len() + 1))?;
+        m.serialize_entry("image_id", &self.0.raw)?;
+        for (k, v) in self.1 {
+            m.serialize_entry(k, &finite(*v))?;
+        }
+        m.end()
+    }
+}
+
+/// Non-finite numbers (never produced by the metrics) would be invalid JSON: write null.
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+impl Serialize for Report {
+    /// `aggregate`, `per_image` (in candidate order), `bleu_totals` (when BLEU ran),
+    /// `signature`, `warnings`.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct PerImages<'a>(&'a [(ImageId, Vec<(&'static str, f64)>)]);
+        impl Serialize for PerImages<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.iter().map(|(id, sc)| PerImage(id, sc)))
+            }
+        }
+        struct Totals<'a>(&'a BleuStats);
+        impl Serialize for Totals<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(5))?;
+                m.serialize_entry("testlen", &self.0.testlen)?;
+                m.serialize_entry("reflen", &self.0.reflen)?;
+                m.serialize_entry("guess", &self.0.guess)?;
+                m.serialize_entry("correct", &self.0.correct)?;
+                m.serialize_entry("ratio", &self.0.ratio())?;
+                m.end()
+            }
+        }
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("aggregate", &Scores(&self.aggregate))?;
+        m.serialize_entry("per_image", &PerImages(&self.per_image))?;
+        if let Some(t) = &self.bleu_totals {
+            m.serialize_entry("bleu_totals", &Totals(t))?;
+        }
+        m.serialize_entry("signature", &self.signature)?;
+        m.serialize_entry("warnings", &self.warnings)?;
+        m.end()
+    }
 }
 
 /// The tokenized batch: candidates and references in evaluation order.

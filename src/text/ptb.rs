@@ -50,8 +50,14 @@ const PUNCTUATION: [&str; 17] = [
 
 /// Tokenize a stream of captions exactly as pycocoevalcap's tokenizer step does for that
 /// sequence (one output string per input caption, same order), including the post-filter.
-pub fn tokenize_stream<S: AsRef<str>>(captions: &[S]) -> Vec<String> {
+///
+/// Captions are tokenized independently given their following text, so large streams are
+/// split over the rayon pool; the output does not depend on the number of threads.
+pub fn tokenize_stream<S: AsRef<str> + Sync>(captions: &[S]) -> Vec<String> {
+    use rayon::prelude::*;
     (0..captions.len())
+        .into_par_iter()
+        .with_min_len(256)
         .map(|k| match captions.get(k + 1) {
             // Common case: a non-blank next caption is the whole relevant context.
             Some(n) if !n.as_ref().chars().all(is_space_or_break) => {
