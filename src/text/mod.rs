@@ -30,8 +30,14 @@ mod tests {
     #[test]
     fn nbsp_splits_for_bleu_but_not_for_rouge() {
         let s = "1\u{a0}1/2 hot dogs";
-        assert_eq!(split_py_whitespace(s).collect::<Vec<_>>(), ["1", "1/2", "hot", "dogs"]);
-        assert_eq!(split_space(s).collect::<Vec<_>>(), ["1\u{a0}1/2", "hot", "dogs"]);
+        assert_eq!(
+            split_py_whitespace(s).collect::<Vec<_>>(),
+            ["1", "1/2", "hot", "dogs"]
+        );
+        assert_eq!(
+            split_space(s).collect::<Vec<_>>(),
+            ["1\u{a0}1/2", "hot", "dogs"]
+        );
         assert_eq!(split_space("").collect::<Vec<_>>(), [""]);
         assert_eq!(split_py_whitespace("").count(), 0);
     }

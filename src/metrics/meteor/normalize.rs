@@ -1,0 +1,231 @@
+//! METEOR's `-norm` text normaliser (spec METEOR §3): the Moses-style English normaliser that
+//! keeps punctuation, followed by Java's locale-independent lowercasing and the split on
+//! `TOKEN_DELIMS`.
+//!
+//! Every `replace_all` below is one left-to-right pass of non-overlapping leftmost matches, which
+//! is exactly what the `regex` crate does; characters consumed as context by one match are not
+//! available to the next one in the same pass (`a,b,c` → `a , b,c`), as in the reference.
+
+use std::collections::HashMap;
+
+use regex::Regex;
+
+/// The `ALPHA` class of spec §3.1, as the inside of a regex character class.
+const ALPHA: &str = r"A-Za-z\x{C0}-\x{D6}\x{D8}-\x{F6}\x{F8}-\x{17E}\x{178}\x{400}-\x{4FF}\x{500}-\x{527}\x{A640}-\x{A66E}\x{A67E}-\x{A697}\x{1D00}-\x{1D7F}";
+
+/// How a non-breaking prefix may be followed (spec §3.2 rule 9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrefixKind {
+    /// Non-breaking before anything.
+    Any,
+    /// Non-breaking only before a token starting with an ASCII digit (`No`, `Art`, `pp`).
+    NumericOnly,
+}
+
+/// The compiled normaliser: the non-breaking prefixes plus the rule patterns.
+#[derive(Debug)]
+pub struct Normalizer {
+    prefixes: HashMap<String, PrefixKind>,
+    r2: Regex,
+    r3a: Regex,
+    r3b: Regex,
+    r4a: Regex,
+    r4b: Regex,
+    r4c: Regex,
+    r5a: Regex,
+    r5b: Regex,
+    r7: Regex,
+    r8a: Regex,
+    r8b: Regex,
+    r8c: Regex,
+    r8d: Regex,
+    r8e: Regex,
+    r12: Regex,
+}
+
+fn re(pattern: &str) -> Regex {
+    // The patterns are constants of this module; a failure is a programming error caught by the
+    // unit tests, never something input can reach.
+    Regex::new(pattern).expect("constant METEOR normaliser pattern")
+}
+
+/// `TOKEN_DELIMS` of spec §3.1: U+0020, U+0009, U+000A, U+000D, U+000C (not U+000B).
+#[inline]
+pub fn is_token_delim(c: char) -> bool {
+    c.is_ascii_whitespace()
+}
+
+/// Java `String.trim()`: drops leading and trailing chars whose code is ≤ U+0020.
+#[inline]
+pub fn java_trim(s: &str) -> &str {
+    s.trim_matches(|c: char| c <= '\u{20}')
+}
+
+/// Splits on `TOKEN_DELIMS`, dropping empty pieces (spec §3.4).
+pub fn tokens(s: &str) -> impl Iterator<Item = &str> {
+    s.split(is_token_delim).filter(|t| !t.is_empty())
+}
+
+fn is_alpha(c: char) -> bool {
+    matches!(c,
+        'A'..='Z' | 'a'..='z' | '\u{C0}'..='\u{D6}' | '\u{D8}'..='\u{F6}' | '\u{F8}'..='\u{17E}'
+        | '\u{400}'..='\u{4FF}' | '\u{500}'..='\u{527}' | '\u{A640}'..='\u{A66E}'
+        | '\u{A67E}'..='\u{A697}' | '\u{1D00}'..='\u{1D7F}')
+}
+
+impl Normalizer {
+    /// Builds the normaliser from the text of `nonbreaking/english.prefixes`.
+    pub fn new(prefixes_text: &str) -> Normalizer {
+        let mut prefixes = HashMap::new();
+        for line in prefixes_text.split('\n') {
+            let mut toks = tokens(line);
+            let Some(first) = toks.next() else { continue };
+            if first.starts_with('#') {
+                continue;
+            }
+            let kind = if toks.next() == Some("#NUMERIC_ONLY#") {
+                PrefixKind::NumericOnly
+            } else {
+                PrefixKind::Any
+            };
+            prefixes.insert(first.to_string(), kind);
+        }
+        let alnum = format!("0-9{ALPHA}");
+        Normalizer {
+            prefixes,
+            r2: re(&format!(
+                r"([^{alnum} \t\n\x{{0B}}\x{{0C}}\r.'`,\-\x{{2018}}\x{{2019}}])"
+            )),
+            r3a: re(r"\.(\.+)"),
+            r3b: re(r"DOTMULTI\.([^.])"),
+            r4a: re(r"([^0-9]),([^0-9])"),
+            r4b: re(r"([0-9]),([^0-9])"),
+            r4c: re(r"([^0-9]),([0-9])"),
+            r5a: re(r"[`\x{2018}\x{2019}]"),
+            r5b: re(r"(\x{201C}|\x{201D}|'')"),
+            r7: re(&format!(r"([{alnum}.])-([{alnum}])")),
+            r8a: re(&format!(r"([^{ALPHA}])'([^{ALPHA}])")),
+            r8b: re(&format!(r"([^{ALPHA}0-9])'([{ALPHA}])")),
+            r8c: re(&format!(r"([{ALPHA}])'([^{ALPHA}])")),
+            r8d: re(&format!(r"([{ALPHA}])'([{ALPHA}])")),
+            r8e: re(r"([0-9])'(s)"),
+            r12: re(r"[ \x{A0}\x{2000}-\x{200A}\x{202F}\x{205F}\x{3000}]+"),
+        }
+    }
+
+    /// Number of non-breaking prefixes loaded.
+    pub fn prefix_count(&self) -> usize {
+        self.prefixes.len()
+    }
+
+    /// Rules 1–12 of spec §3.2 (no lowercasing).
+    pub fn normalize(&self, text: &str) -> String {
+        // 1.
+        let mut w = format!(" {text} ");
+        // 2.
+        w = self.r2.replace_all(&w, " ${1} ").into_owned();
+        // 3.
+        w = self.r3a.replace_all(&w, " DOTMULTI${1}").into_owned();
+        while w.contains("DOTMULTI.") {
+            w = self.r3b.replace_all(&w, "DOTDOTMULTI ${1}").into_owned();
+            w = w.replace("DOTMULTI.", "DOTDOTMULTI");
+        }
+        // 4.
+        w = self.r4a.replace_all(&w, "${1} , ${2}").into_owned();
+        w = self.r4b.replace_all(&w, "${1} , ${2}").into_owned();
+        w = self.r4c.replace_all(&w, "${1} , ${2}").into_owned();
+        // 5.
+        w = self.r5a.replace_all(&w, "'").into_owned();
+        w = self.r5b.replace_all(&w, " \" ").into_owned();
+        // 6.
+        w = w.replace('\u{2013}', "-");
+        w = w.replace("--", "-");
+        // 7.
+        w = self.r7.replace_all(&w, "${1} ${2}").into_owned();
+        // 8.
+        w = self.r8a.replace_all(&w, "${1} ' ${2}").into_owned();
+        w = self.r8b.replace_all(&w, "${1} ' ${2}").into_owned();
+        w = self.r8c.replace_all(&w, "${1} ' ${2}").into_owned();
+        w = self.r8d.replace_all(&w, "${1} '${2}").into_owned();
+        w = self.r8e.replace_all(&w, "${1} '${2}").into_owned();
+        // 9.
+        w = self.dots_at_token_ends(&w);
+        // 10.
+        while w.contains("DOTDOTMULTI") {
+            w = w.replace("DOTDOTMULTI", "DOTMULTI.");
+        }
+        w = w.replace("DOTMULTI", ".");
+        // 12.
+        w = self.r12.replace_all(&w, " ").into_owned();
+        java_trim(&w).to_string()
+    }
+
+    /// Normalise, then lowercase (Java `toLowerCase`, locale-independent): the text the
+    /// aligner tokenises.
+    pub fn normalize_lower(&self, text: &str) -> String {
+        self.normalize(text).to_lowercase()
+    }
+
+    fn dots_at_token_ends(&self, w: &str) -> String {
+        let toks: Vec<&str> = tokens(w).collect();
+        let mut out = String::with_capacity(w.len() + 8);
+        for (k, &t) in toks.iter().enumerate() {
+            let next = toks.get(k + 1).copied();
+            if t.ends_with('.') && t != "." {
+                let pre = &t[..t.len() - 1];
+                let kind = self.prefixes.get(pre).copied();
+                let next_first = next.and_then(|n| n.chars().next());
+                if pre.contains('.') && pre.chars().any(is_alpha) {
+                    out.extend(t.chars().filter(|&c| c != '.'));
+                } else if kind == Some(PrefixKind::Any)
+                    || next_first.is_some_and(|c| c.is_ascii_lowercase())
+                {
+                    out.push_str(t);
+                } else if kind == Some(PrefixKind::NumericOnly)
+                    && next_first.is_some_and(|c| c.is_ascii_digit())
+                {
+                    out.push_str(t);
+                } else {
+                    out.push_str(pre);
+                    out.push_str(" .");
+                }
+            } else {
+                out.push_str(t);
+            }
+            out.push(' ');
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PREFIXES: &str = "#c\nA\nDr\nDR\nMr\nNo #NUMERIC_ONLY#\n";
+
+    #[test]
+    fn selected_vectors() {
+        let n = Normalizer::new(PREFIXES);
+        for (i, o) in [
+            (
+                "It's 5,000 dollars... or 3.5 million?!",
+                "it 's 5,000 dollars ... or 3.5 million ? !",
+            ),
+            ("rock'n'roll in the 1990's", "rock 'n'roll in the 1990 's"),
+            ("no. 5 vs no. five", "no . 5 vs no. five"),
+            ("a,b,c", "a , b,c"),
+            ("a-b-c", "a b-c"),
+            ("a---b", "a--b"),
+            ("a--b", "a b"),
+            ("I.B.M.'s", "ibm ' s"),
+            ("C++ C# F#", "c + + c # f #"),
+            ("ΟΔΟΣ", "ο δ ο σ"),
+            ("a\u{A0}b", "a b"),
+            ("\u{1}a", "a"),
+            ("xDOTMULTIy", "x.y"),
+        ] {
+            assert_eq!(n.normalize_lower(i), o, "input {i:?}");
+        }
+    }
+}

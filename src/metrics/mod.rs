@@ -1,0 +1,3 @@
+//! The caption metrics.
+
+pub mod meteor;
