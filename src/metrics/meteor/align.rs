@@ -2,7 +2,7 @@
 //! chosen alignment (§7).
 
 use super::paraphrase::{ParaphraseTable, Span};
-use super::synonyms::{intersects, Synonyms};
+use super::synonyms::Synonyms;
 
 /// Module numbers (also the stats field groups).
 pub const EXACT: u8 = 0;
@@ -23,12 +23,46 @@ pub fn jhash(s: &str) -> i32 {
         .fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(u as i32))
 }
 
+/// What the matchers need to know about one token (cached per thread, see `mod.rs`).
+#[derive(Clone, Debug)]
+pub(crate) struct TokenInfo {
+    /// Java hash of the token.
+    pub jh: i32,
+    /// Java hash of its stem.
+    pub sk: i32,
+    /// `S(w)`: its synset ids (sorted).
+    pub syn: Box<[u32]>,
+    /// Function word?
+    pub fw: bool,
+    /// Paraphrase-table token id (0 = none).
+    pub pid: u16,
+}
+
+impl TokenInfo {
+    pub fn new(
+        t: &str,
+        stemmer: &rust_stemmers::Stemmer,
+        syn: &Synonyms,
+        fw: &rustc_hash::FxHashSet<Box<str>>,
+        para: &ParaphraseTable,
+    ) -> TokenInfo {
+        TokenInfo {
+            jh: jhash(t),
+            sk: jhash(&stemmer.stem(t)),
+            syn: syn.synset_ids(t).into_boxed_slice(),
+            fw: fw.contains(t),
+            pid: para.token_id(t),
+        }
+    }
+}
+
 /// A tokenised, normalised sentence with everything the matchers need.
 #[derive(Debug, Default)]
 pub(crate) struct Sentence {
     pub jh: Vec<i32>,
     pub sk: Vec<i32>,
-    pub syn: Vec<Vec<u32>>,
+    /// (synset id, token position), sorted.
+    pub syn: Vec<(u32, u32)>,
     pub fw: Vec<bool>,
     /// Table phrases, by start then length.
     pub spans: Vec<Span>,
@@ -41,29 +75,32 @@ impl Sentence {
         self.jh.len()
     }
 
-    pub fn build(
-        toks: &[&str],
-        stemmer: &rust_stemmers::Stemmer,
-        syn: &Synonyms,
-        fw: &rustc_hash::FxHashSet<Box<str>>,
+    pub fn build<'a>(
+        infos: impl ExactSizeIterator<Item = &'a TokenInfo> + Clone,
         para: &ParaphraseTable,
     ) -> Sentence {
-        let jh: Vec<i32> = toks.iter().map(|t| jhash(t)).collect();
-        let sk = toks.iter().map(|t| jhash(&stemmer.stem(t))).collect();
-        let synv = toks.iter().map(|t| syn.synset_ids(t)).collect();
-        let fwv = toks.iter().map(|t| fw.contains(*t)).collect();
-        let ids: Vec<u16> = toks.iter().map(|t| para.token_id(t)).collect();
-        let spans = para.spans(&ids);
-        let mut spans_by_key = spans.clone();
-        spans_by_key.sort_by_key(|s| (s.key, s.start));
-        Sentence {
-            jh,
-            sk,
-            syn: synv,
-            fw: fwv,
-            spans,
-            spans_by_key,
+        let n = infos.len();
+        let mut s = Sentence {
+            jh: Vec::with_capacity(n),
+            sk: Vec::with_capacity(n),
+            syn: Vec::new(),
+            fw: Vec::with_capacity(n),
+            spans: Vec::new(),
+            spans_by_key: Vec::new(),
+        };
+        let mut ids = Vec::with_capacity(n);
+        for (pos, t) in infos.enumerate() {
+            s.jh.push(t.jh);
+            s.sk.push(t.sk);
+            s.fw.push(t.fw);
+            ids.push(t.pid);
+            s.syn.extend(t.syn.iter().map(|&id| (id, pos as u32)));
         }
+        s.syn.sort_unstable();
+        s.spans = para.spans(&ids);
+        s.spans_by_key = s.spans.clone();
+        s.spans_by_key.sort_by_key(|s| (s.key, s.start));
+        s
     }
 }
 
@@ -133,13 +170,36 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> Cands {
             }
         }
     }
-    for j in 0..n {
-        if r.syn[j].is_empty() {
-            continue;
+    // Synonyms: mark every (i, j) sharing a synset id by merging the sorted (id, pos) lists.
+    let mut shared = vec![false; m * n];
+    let mut any = false;
+    let (hs, rs) = (&h.syn, &r.syn);
+    let (mut x, mut y) = (0usize, 0usize);
+    while x < hs.len() && y < rs.len() {
+        let (a, b) = (hs[x].0, rs[y].0);
+        if a < b {
+            x += 1;
+        } else if a > b {
+            y += 1;
+        } else {
+            let x_end = x + hs[x..].iter().take_while(|e| e.0 == a).count();
+            let y_end = y + rs[y..].iter().take_while(|e| e.0 == a).count();
+            for &(_, i) in &hs[x..x_end] {
+                for &(_, j) in &rs[y..y_end] {
+                    shared[i as usize * n + j as usize] = true;
+                    any = true;
+                }
+            }
+            x = x_end;
+            y = y_end;
         }
-        for i in 0..m {
-            if h.jh[i] != r.jh[j] && intersects(&h.syn[i], &r.syn[j]) {
-                c.add(j as u32, 1, i as u32, 1, SYNONYM);
+    }
+    if any {
+        for j in 0..n {
+            for i in 0..m {
+                if shared[i * n + j] && h.jh[i] != r.jh[j] {
+                    c.add(j as u32, 1, i as u32, 1, SYNONYM);
+                }
             }
         }
     }
@@ -175,17 +235,32 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> Cands {
     c
 }
 
-#[derive(Clone, Debug)]
-struct Path {
-    matches: Vec<u32>,
-    used_h: Vec<bool>,
-    used_r: Vec<bool>,
+/// A search path. Plain data (no heap): the used-word sets are bitsets of `W` words and the
+/// chosen matches are a linked list in an arena shared by all paths of one alignment.
+#[derive(Clone, Copy, Debug)]
+struct Path<const W: usize> {
+    used_h: [u64; W],
+    used_r: [u64; W],
     m1: i32,
     m2: i32,
     chunks: i32,
     idx: i32,
     last: i32,
     dist: i32,
+    /// Last chosen (non-fixed) match: index into the arena, or NONE.
+    node: u32,
+}
+
+#[inline]
+fn any_set<const W: usize>(bits: &[u64; W], from: u32, len: u32) -> bool {
+    (from..from + len).any(|k| bits[(k >> 6) as usize] >> (k & 63) & 1 != 0)
+}
+
+#[inline]
+fn set_bits<const W: usize>(bits: &mut [u64; W], from: u32, len: u32) {
+    for k in from..from + len {
+        bits[(k >> 6) as usize] |= 1 << (k & 63);
+    }
 }
 
 /// `floor(k * WS[module])` with search weights 1.0, 0.5, 0.5, 0.5 (the int-truncation quirk).
@@ -198,7 +273,8 @@ fn inc(k: u32, module: u8) -> i32 {
     }
 }
 
-impl Path {
+impl<const W: usize> Path<W> {
+    #[inline]
     fn take(&mut self, c: &Cand) {
         self.m1 += inc(c.mlen, c.module);
         self.m2 += inc(c.len, c.module);
@@ -210,50 +286,70 @@ impl Path {
     }
 }
 
-fn cmp_paths(x: &Path, y: &Path) -> std::cmp::Ordering {
+#[inline]
+fn cmp_paths<const W: usize>(x: &Path<W>, y: &Path<W>) -> std::cmp::Ordering {
     (y.m1 + y.m2)
         .cmp(&(x.m1 + x.m2))
         .then(x.chunks.cmp(&y.chunks))
         .then(x.dist.cmp(&y.dist))
 }
 
+/// Largest sentence length (tokens) the search supports.
+pub const MAX_LEN: usize = 64 * 8;
+
 /// Aligns hypothesis `h` with reference `r` and returns the 23 statistics (spec §8).
+/// Both must have at most [`MAX_LEN`] tokens.
 pub(crate) fn align_stats(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> [u32; 23] {
+    let longest = h.len().max(r.len());
+    if longest <= 64 {
+        align_w::<1>(h, r, para)
+    } else if longest <= 128 {
+        align_w::<2>(h, r, para)
+    } else {
+        align_w::<8>(h, r, para)
+    }
+}
+
+fn align_w<const W: usize>(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> [u32; 23] {
     let (m, n) = (h.len(), r.len());
     let cands = candidates(h, r, para);
-    let mut p0 = Path {
-        matches: vec![NONE; n],
-        used_h: vec![false; m],
-        used_r: vec![false; n],
+    let mut p0 = Path::<W> {
+        used_h: [0; W],
+        used_r: [0; W],
         m1: 0,
         m2: 0,
         chunks: 0,
         idx: 0,
         last: -1,
         dist: 0,
+        node: NONE,
     };
-    // Fixed matches.
+    // Fixed matches, shared by every path.
+    let mut fixed = vec![NONE; n];
     for j in 0..n {
         if let [id] = cands.by_j[j][..] {
             let c = cands.list[id as usize];
             let rs = c.j as usize..(c.j + c.len) as usize;
             let hs = c.i as usize..(c.i + c.mlen) as usize;
-            if cands.cov_r[rs.clone()].iter().all(|&x| x == 1)
-                && cands.cov_h[hs.clone()].iter().all(|&x| x == 1)
-            {
-                p0.matches[j] = id;
-                rs.for_each(|k| p0.used_r[k] = true);
-                hs.for_each(|k| p0.used_h[k] = true);
+            if cands.cov_r[rs].iter().all(|&x| x == 1) && cands.cov_h[hs].iter().all(|&x| x == 1) {
+                fixed[j] = id;
+                set_bits(&mut p0.used_r, c.j, c.len);
+                set_bits(&mut p0.used_h, c.i, c.mlen);
             }
         }
     }
-    let mut next = vec![p0];
+    // Arena of chosen matches: (candidate id, previous node).
+    let mut arena: Vec<(u32, u32)> = Vec::new();
+    let mut next: Vec<Path<W>> = vec![p0];
+    let mut paths: Vec<Path<W>> = Vec::new();
     for cur in 0..=n {
-        let mut paths = std::mem::take(&mut next);
+        std::mem::swap(&mut paths, &mut next);
+        next.clear();
         paths.sort_by(cmp_paths);
         paths.truncate(BEAM);
-        let mut fallback: Option<Path> = None;
-        for mut path in paths {
+        let mut fallback: Option<Path<W>> = None;
+        for path in paths.iter_mut() {
+            let mut path = *path;
             if cur == n {
                 if path.last != -1 {
                     path.chunks += 1;
@@ -261,11 +357,11 @@ pub(crate) fn align_stats(h: &Sentence, r: &Sentence, para: &ParaphraseTable) ->
                 next.push(path);
                 continue;
             }
-            if path.used_r[cur] {
+            if any_set(&path.used_r, cur as u32, 1) {
                 if (cur as i32) < path.idx {
                     next.push(path);
                 } else {
-                    let id = path.matches.get(path.idx as usize).copied().unwrap_or(NONE);
+                    let id = fixed.get(path.idx as usize).copied().unwrap_or(NONE);
                     if id != NONE {
                         let c = cands.list[id as usize];
                         path.take(&c);
@@ -279,17 +375,14 @@ pub(crate) fn align_stats(h: &Sentence, r: &Sentence, para: &ParaphraseTable) ->
             }
             for &id in &cands.by_j[cur] {
                 let c = cands.list[id as usize];
-                let rs = c.j as usize..(c.j + c.len) as usize;
-                let hs = c.i as usize..(c.i + c.mlen) as usize;
-                if path.used_r[rs.clone()].iter().any(|&u| u)
-                    || path.used_h[hs.clone()].iter().any(|&u| u)
-                {
+                if any_set(&path.used_r, c.j, c.len) || any_set(&path.used_h, c.i, c.mlen) {
                     continue;
                 }
-                let mut child = path.clone();
-                rs.for_each(|k| child.used_r[k] = true);
-                hs.for_each(|k| child.used_h[k] = true);
-                child.matches[cur] = id;
+                let mut child = path;
+                set_bits(&mut child.used_r, c.j, c.len);
+                set_bits(&mut child.used_h, c.i, c.mlen);
+                arena.push((id, path.node));
+                child.node = (arena.len() - 1) as u32;
                 child.take(&c);
                 // QUIRK (spec §6.3): the distance goes to the parent, after the copy.
                 path.dist += (c.j as i32 - c.i as i32).abs();
@@ -317,11 +410,18 @@ pub(crate) fn align_stats(h: &Sentence, r: &Sentence, para: &ParaphraseTable) ->
     let Some(best) = next.first() else {
         return s;
     };
+    let mut matches = fixed;
+    let mut node = best.node;
+    while node != NONE {
+        let (id, prev) = arena[node as usize];
+        matches[cands.list[id as usize].j as usize] = id;
+        node = prev;
+    }
     let mut chunks = 0u32;
     let mut last: i64 = -1;
     let mut j = 0usize;
     while j < n {
-        let id = best.matches[j];
+        let id = matches[j];
         if id == NONE {
             if last != -1 {
                 chunks += 1;

@@ -46,7 +46,7 @@ pub mod synonyms;
 
 use std::path::{Path, PathBuf};
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::resources::{self, ResourceError};
 pub use normalize::Normalizer;
@@ -56,7 +56,7 @@ pub use synonyms::Synonyms;
 /// Longest accepted caption, in bytes of the input string.
 pub const MAX_CAPTION_BYTES: usize = 64 * 1024;
 /// Most tokens a caption may have after normalisation.
-pub const MAX_TOKENS: usize = 512;
+pub const MAX_TOKENS: usize = align::MAX_LEN;
 
 /// File names inside the METEOR cache folder.
 pub const FUNCTION_WORDS_FILE: &str = "english.words";
@@ -97,6 +97,21 @@ pub struct Meteor {
     function_words: FxHashSet<Box<str>>,
     paraphrases: ParaphraseTable,
     stemmer: rust_stemmers::Stemmer,
+    /// Distinguishes instances in the per-thread token cache.
+    instance: u64,
+}
+
+static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Most entries of the per-thread token cache before it is emptied.
+const TOKEN_CACHE_MAX: usize = 1 << 18;
+
+type TokenCache = FxHashMap<Box<str>, align::TokenInfo>;
+
+thread_local! {
+    /// Per-thread cache of token facts (hash, stem hash, synsets, ...), tagged by instance.
+    static TOKEN_CACHE: std::cell::RefCell<(u64, TokenCache)> =
+        std::cell::RefCell::new((0, FxHashMap::default()));
 }
 
 impl std::fmt::Debug for Meteor {
@@ -179,6 +194,7 @@ impl Meteor {
             function_words,
             paraphrases,
             stemmer: rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English),
+            instance: NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 
@@ -207,13 +223,28 @@ impl Meteor {
                 limit: MAX_TOKENS,
             });
         }
-        Ok(align::Sentence::build(
-            &toks,
-            &self.stemmer,
-            &self.synonyms,
-            &self.function_words,
-            &self.paraphrases,
-        ))
+        Ok(TOKEN_CACHE.with(|cell| {
+            let mut guard = cell.borrow_mut();
+            let (owner, cache) = &mut *guard;
+            if *owner != self.instance || cache.len() + toks.len() > TOKEN_CACHE_MAX {
+                cache.clear();
+                *owner = self.instance;
+            }
+            for t in &toks {
+                if !cache.contains_key(*t) {
+                    let info = align::TokenInfo::new(
+                        t,
+                        &self.stemmer,
+                        &self.synonyms,
+                        &self.function_words,
+                        &self.paraphrases,
+                    );
+                    cache.insert(Box::from(*t), info);
+                }
+            }
+            let cache = &*cache;
+            align::Sentence::build(toks.iter().map(|t| &cache[*t]), &self.paraphrases)
+        }))
     }
 
     /// Best-of-references statistics for one hypothesis: what the jar answers to pycocoevalcap's

@@ -43,6 +43,15 @@ pub struct Normalizer {
     r12: Regex,
 }
 
+/// One `replace_all` pass, reusing `w` when nothing matched.
+fn rep(re: &Regex, w: String, template: &str) -> String {
+    let out = match re.replace_all(&w, template) {
+        std::borrow::Cow::Owned(o) => Some(o),
+        std::borrow::Cow::Borrowed(_) => None,
+    };
+    out.unwrap_or(w)
+}
+
 fn re(pattern: &str) -> Regex {
     // The patterns are constants of this module; a failure is a programming error caught by the
     // unit tests, never something input can reach.
@@ -123,40 +132,46 @@ impl Normalizer {
         // 1.
         let mut w = format!(" {text} ");
         // 2.
-        w = self.r2.replace_all(&w, " ${1} ").into_owned();
+        w = rep(&self.r2, w, " ${1} ");
         // 3.
-        w = self.r3a.replace_all(&w, " DOTMULTI${1}").into_owned();
+        w = rep(&self.r3a, w, " DOTMULTI${1}");
         while w.contains("DOTMULTI.") {
-            w = self.r3b.replace_all(&w, "DOTDOTMULTI ${1}").into_owned();
+            w = rep(&self.r3b, w, "DOTDOTMULTI ${1}");
             w = w.replace("DOTMULTI.", "DOTDOTMULTI");
         }
         // 4.
-        w = self.r4a.replace_all(&w, "${1} , ${2}").into_owned();
-        w = self.r4b.replace_all(&w, "${1} , ${2}").into_owned();
-        w = self.r4c.replace_all(&w, "${1} , ${2}").into_owned();
+        w = rep(&self.r4a, w, "${1} , ${2}");
+        w = rep(&self.r4b, w, "${1} , ${2}");
+        w = rep(&self.r4c, w, "${1} , ${2}");
         // 5.
-        w = self.r5a.replace_all(&w, "'").into_owned();
-        w = self.r5b.replace_all(&w, " \" ").into_owned();
+        w = rep(&self.r5a, w, "'");
+        w = rep(&self.r5b, w, " \" ");
         // 6.
-        w = w.replace('\u{2013}', "-");
-        w = w.replace("--", "-");
+        if w.contains('\u{2013}') {
+            w = w.replace('\u{2013}', "-");
+        }
+        if w.contains("--") {
+            w = w.replace("--", "-");
+        }
         // 7.
-        w = self.r7.replace_all(&w, "${1} ${2}").into_owned();
+        w = rep(&self.r7, w, "${1} ${2}");
         // 8.
-        w = self.r8a.replace_all(&w, "${1} ' ${2}").into_owned();
-        w = self.r8b.replace_all(&w, "${1} ' ${2}").into_owned();
-        w = self.r8c.replace_all(&w, "${1} ' ${2}").into_owned();
-        w = self.r8d.replace_all(&w, "${1} '${2}").into_owned();
-        w = self.r8e.replace_all(&w, "${1} '${2}").into_owned();
+        w = rep(&self.r8a, w, "${1} ' ${2}");
+        w = rep(&self.r8b, w, "${1} ' ${2}");
+        w = rep(&self.r8c, w, "${1} ' ${2}");
+        w = rep(&self.r8d, w, "${1} '${2}");
+        w = rep(&self.r8e, w, "${1} '${2}");
         // 9.
         w = self.dots_at_token_ends(&w);
         // 10.
         while w.contains("DOTDOTMULTI") {
             w = w.replace("DOTDOTMULTI", "DOTMULTI.");
         }
-        w = w.replace("DOTMULTI", ".");
+        if w.contains("DOTMULTI") {
+            w = w.replace("DOTMULTI", ".");
+        }
         // 12.
-        w = self.r12.replace_all(&w, " ").into_owned();
+        w = rep(&self.r12, w, " ");
         java_trim(&w).to_string()
     }
 

@@ -157,6 +157,8 @@ pub struct ParaphraseTable {
     offs_at: usize,
     pairs_at: usize,
     n_pairs: usize,
+    /// `first[t]..first[t + 1]`: the keys whose first token is `t`.
+    first: Vec<u32>,
 }
 
 /// A phrase found in a sentence: start token, length, key index.
@@ -206,7 +208,7 @@ impl ParaphraseTable {
         if end != data.len() {
             return Err(bad());
         }
-        let t = ParaphraseTable {
+        let mut t = ParaphraseTable {
             data,
             vocab,
             n_keys,
@@ -214,7 +216,16 @@ impl ParaphraseTable {
             offs_at,
             pairs_at,
             n_pairs,
+            first: Vec::new(),
         };
+        let top = |k: u128| k >> (16 * (MAX_PHRASE - 1));
+        let first: Vec<u32> = (0..=n_tokens + 1)
+            .map(|tok| t.lower_bound(0, n_keys, (tok as u128) << (16 * (MAX_PHRASE - 1))) as u32)
+            .collect();
+        if n_keys > 0 && top(t.key(n_keys - 1)) > n_tokens as u128 {
+            return Err(bad());
+        }
+        t.first = first;
         if t.offs(n_keys) as usize != n_pairs {
             return Err(bad());
         }
@@ -267,9 +278,8 @@ impl ParaphraseTable {
         )
     }
 
-    /// First key index whose key is ≥ `key`.
-    fn lower_bound(&self, key: u128) -> usize {
-        let (mut lo, mut hi) = (0usize, self.n_keys);
+    /// First key index in `lo..hi` whose key is ≥ `key` (`hi` if none).
+    fn lower_bound(&self, mut lo: usize, mut hi: usize, key: u128) -> usize {
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if self.key(mid) < key {
@@ -287,6 +297,12 @@ impl ParaphraseTable {
         let mut out = Vec::new();
         for s in 0..ids.len() {
             let mut key: u128 = 0;
+            let t0 = ids[s] as usize;
+            if t0 == 0 {
+                continue;
+            }
+            let mut lo = self.first[t0] as usize;
+            let hi = self.first[t0 + 1] as usize;
             for l in 1..=MAX_PHRASE.min(ids.len() - s) {
                 let t = ids[s + l - 1];
                 if t == 0 {
@@ -294,10 +310,11 @@ impl ParaphraseTable {
                 }
                 let shift = 16 * (MAX_PHRASE - l);
                 key |= (t as u128) << shift;
-                let at = self.lower_bound(key);
-                if at == self.n_keys {
+                let at = self.lower_bound(lo, hi, key);
+                if at == hi {
                     break;
                 }
+                lo = at;
                 let found = self.key(at);
                 if found == key {
                     out.push(Span {
