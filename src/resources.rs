@@ -282,11 +282,40 @@ fn check(file: &str, expected: &str, actual: String) -> Result<(), ResourceError
     }
 }
 
-/// Finds a verified wheel (in `$CAPSCORE_WHEEL_DIR`, then `<cache>/downloads/`) or downloads one
-/// with pip. Returns its path and whether it was downloaded.
-fn obtain_wheel(cache_dir: &Path) -> Result<(PathBuf, bool), ResourceError> {
-    if let Some(d) = std::env::var_os("CAPSCORE_WHEEL_DIR").filter(|d| !d.is_empty()) {
-        let p = PathBuf::from(d).join(WHEEL_NAME);
+/// How [`fetch_with`] obtains the wheel.
+#[derive(Clone, Debug)]
+pub struct FetchOptions {
+    /// A folder that may hold `pycocoevalcap-1.2-py3-none-any.whl` (checked before the cache's
+    /// `downloads/` folder). [`FetchOptions::from_env`] takes `$CAPSCORE_WHEEL_DIR`.
+    pub wheel_dir: Option<PathBuf>,
+    /// The Python interpreter used for `-m pip download` (`$CAPSCORE_PYTHON`, else `python3`).
+    pub python: PathBuf,
+    /// Whether downloading is allowed; when false and no verified wheel is found, fetching fails
+    /// with [`ResourceError::Missing`].
+    pub allow_download: bool,
+}
+
+impl FetchOptions {
+    /// Options from the environment (`CAPSCORE_WHEEL_DIR`, `CAPSCORE_PYTHON`), download allowed.
+    pub fn from_env() -> FetchOptions {
+        FetchOptions {
+            wheel_dir: std::env::var_os("CAPSCORE_WHEEL_DIR")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from),
+            python: std::env::var_os("CAPSCORE_PYTHON")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("python3")),
+            allow_download: true,
+        }
+    }
+}
+
+/// Finds a verified wheel (in the options' wheel folder, then `<cache>/downloads/`) or downloads
+/// one with pip. Returns its path and whether it was downloaded.
+fn obtain_wheel(cache_dir: &Path, opts: &FetchOptions) -> Result<(PathBuf, bool), ResourceError> {
+    if let Some(d) = &opts.wheel_dir {
+        let p = d.join(WHEEL_NAME);
         if p.is_file() {
             check(&p.display().to_string(), WHEEL_SHA256, sha256_file(&p)?)?;
             return Ok((p, false));
@@ -301,12 +330,18 @@ fn obtain_wheel(cache_dir: &Path) -> Result<(PathBuf, bool), ResourceError> {
         // A corrupt or partial earlier download: never used; replace it.
         fs::remove_file(&cached).map_err(io_err(&cached))?;
     }
+    if !opts.allow_download {
+        return Err(ResourceError::Missing {
+            what: format!("{WHEEL_NAME} (downloading disabled)"),
+            path: cached,
+        });
+    }
     fs::create_dir_all(&downloads).map_err(io_err(&downloads))?;
     let tmp = downloads.join(format!(".pip-{}", std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
     fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
-    let python = std::env::var_os("CAPSCORE_PYTHON").unwrap_or_else(|| "python3".into());
-    let out = Command::new(&python)
+    let python = &opts.python;
+    let out = Command::new(python)
         .args([
             "-m",
             "pip",
@@ -322,7 +357,7 @@ fn obtain_wheel(cache_dir: &Path) -> Result<(PathBuf, bool), ResourceError> {
             ResourceError::Fetch(format!(
                 "cannot run {} -m pip: {e} (install Python 3 with pip, or put {WHEEL_NAME} in \
                  $CAPSCORE_WHEEL_DIR)",
-                Path::new(&python).display()
+                python.display()
             ))
         })?;
     let got = tmp.join(WHEEL_NAME);
@@ -370,7 +405,13 @@ fn zip_err(what: &str) -> impl FnOnce(zip::result::ZipError) -> ResourceError + 
 
 /// Obtains the wheel (see the module docs), extracts and verifies the METEOR files and writes the
 /// compact cache under `cache_dir/meteor/`. Idempotent: a complete cache is left alone.
+/// Options come from the environment ([`FetchOptions::from_env`]).
 pub fn fetch(cache_dir: &Path) -> Result<FetchReport, ResourceError> {
+    fetch_with(cache_dir, &FetchOptions::from_env())
+}
+
+/// [`fetch`] with explicit options.
+pub fn fetch_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport, ResourceError> {
     let dir = cache_dir.join(METEOR_SUBDIR);
     if meteor_ready(cache_dir) {
         let files = read_manifest(&dir).map(|m| m.files).unwrap_or_default();
@@ -382,7 +423,7 @@ pub fn fetch(cache_dir: &Path) -> Result<FetchReport, ResourceError> {
             files,
         });
     }
-    let (wheel, downloaded) = obtain_wheel(cache_dir)?;
+    let (wheel, downloaded) = obtain_wheel(cache_dir, opts)?;
     fs::create_dir_all(&dir).map_err(io_err(&dir))?;
     // A stale manifest must not vouch for files being replaced.
     let _ = fs::remove_file(dir.join(MANIFEST_FILE));

@@ -326,13 +326,13 @@ fn align_w<const W: usize>(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -
     };
     // Fixed matches, shared by every path.
     let mut fixed = vec![NONE; n];
-    for j in 0..n {
+    for (j, slot) in fixed.iter_mut().enumerate() {
         if let [id] = cands.by_j[j][..] {
             let c = cands.list[id as usize];
             let rs = c.j as usize..(c.j + c.len) as usize;
             let hs = c.i as usize..(c.i + c.mlen) as usize;
             if cands.cov_r[rs].iter().all(|&x| x == 1) && cands.cov_h[hs].iter().all(|&x| x == 1) {
-                fixed[j] = id;
+                *slot = id;
                 set_bits(&mut p0.used_r, c.j, c.len);
                 set_bits(&mut p0.used_h, c.i, c.mlen);
             }

@@ -194,10 +194,8 @@ impl Normalizer {
                     out.extend(t.chars().filter(|&c| c != '.'));
                 } else if kind == Some(PrefixKind::Any)
                     || next_first.is_some_and(|c| c.is_ascii_lowercase())
-                {
-                    out.push_str(t);
-                } else if kind == Some(PrefixKind::NumericOnly)
-                    && next_first.is_some_and(|c| c.is_ascii_digit())
+                    || (kind == Some(PrefixKind::NumericOnly)
+                        && next_first.is_some_and(|c| c.is_ascii_digit()))
                 {
                     out.push_str(t);
                 } else {

@@ -65,8 +65,7 @@ pub fn build_compact<R: BufRead, W: Write>(input: R, out: &mut W) -> Result<u64,
     };
     let mut lines = input.lines();
     let mut line_no = 0u64;
-    loop {
-        let Some(prob) = lines.next() else { break };
+    while let Some(prob) = lines.next() {
         let prob = prob.map_err(|e| e.to_string())?;
         line_no += 1;
         if prob.is_empty() {
@@ -235,6 +234,11 @@ impl ParaphraseTable {
     /// Number of distinct tokens.
     pub fn vocab_len(&self) -> usize {
         self.vocab.len()
+    }
+
+    /// Number of distinct phrases.
+    pub fn phrases_len(&self) -> usize {
+        self.n_keys
     }
 
     /// Number of (phrase, paraphrase) pairs.

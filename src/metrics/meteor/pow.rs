@@ -22,7 +22,7 @@ pub(super) fn pow_frag(frag: f64, beta: f64) -> f64 {
     frag.powf(beta)
 }
 
-/// Plain `f64::powf`, without the table (for tests documenting the divergence).
-pub fn powf_only(frag: f64, beta: f64) -> f64 {
-    frag.powf(beta)
+/// `Math.pow(frag, 0.2)` as the jar computes it (table, else `f64::powf`).
+pub fn pow_0_2(frag: f64) -> f64 {
+    pow_frag(frag, 0.2)
 }
