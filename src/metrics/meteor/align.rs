@@ -78,6 +78,7 @@ impl Sentence {
     pub fn build<'a>(
         infos: impl ExactSizeIterator<Item = &'a TokenInfo> + Clone,
         para: &ParaphraseTable,
+        prefix_cache: &mut super::paraphrase::PrefixCache,
     ) -> Sentence {
         let n = infos.len();
         let mut s = Sentence {
@@ -97,7 +98,7 @@ impl Sentence {
             s.syn.extend(t.syn.iter().map(|&id| (id, pos as u32)));
         }
         s.syn.sort_unstable();
-        s.spans = para.spans(&ids);
+        s.spans = para.spans_cached(&ids, prefix_cache);
         s.spans_by_key = s.spans.clone();
         s.spans_by_key.sort_by_key(|s| (s.key, s.start));
         s

@@ -106,12 +106,18 @@ static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU6
 /// Most entries of the per-thread token cache before it is emptied.
 const TOKEN_CACHE_MAX: usize = 1 << 18;
 
-type TokenCache = FxHashMap<Box<str>, align::TokenInfo>;
+/// Per-thread memo of token facts (hash, stem hash, synsets, ...) and paraphrase-prefix lookups,
+/// tagged by the [`Meteor`] instance it belongs to.
+#[derive(Default)]
+struct ThreadCache {
+    owner: u64,
+    tokens: FxHashMap<Box<str>, align::TokenInfo>,
+    prefixes: paraphrase::PrefixCache,
+}
 
 thread_local! {
-    /// Per-thread cache of token facts (hash, stem hash, synsets, ...), tagged by instance.
-    static TOKEN_CACHE: std::cell::RefCell<(u64, TokenCache)> =
-        std::cell::RefCell::new((0, FxHashMap::default()));
+    static TOKEN_CACHE: std::cell::RefCell<ThreadCache> =
+        std::cell::RefCell::new(ThreadCache::default());
 }
 
 impl std::fmt::Debug for Meteor {
@@ -225,11 +231,16 @@ impl Meteor {
         }
         Ok(TOKEN_CACHE.with(|cell| {
             let mut guard = cell.borrow_mut();
-            let (owner, cache) = &mut *guard;
-            if *owner != self.instance || cache.len() + toks.len() > TOKEN_CACHE_MAX {
-                cache.clear();
-                *owner = self.instance;
+            let tc = &mut *guard;
+            if tc.owner != self.instance {
+                tc.tokens.clear();
+                tc.prefixes.clear();
+                tc.owner = self.instance;
             }
+            if tc.tokens.len() + toks.len() > TOKEN_CACHE_MAX {
+                tc.tokens.clear();
+            }
+            let cache = &mut tc.tokens;
             for t in &toks {
                 if !cache.contains_key(*t) {
                     let info = align::TokenInfo::new(
@@ -242,8 +253,12 @@ impl Meteor {
                     cache.insert(Box::from(*t), info);
                 }
             }
-            let cache = &*cache;
-            align::Sentence::build(toks.iter().map(|t| &cache[*t]), &self.paraphrases)
+            let cache = &tc.tokens;
+            align::Sentence::build(
+                toks.iter().map(|t| &cache[*t]),
+                &self.paraphrases,
+                &mut tc.prefixes,
+            )
         }))
     }
 

@@ -129,6 +129,28 @@ impl Normalizer {
 
     /// Rules 1–12 of spec §3.2 (no lowercasing).
     pub fn normalize(&self, text: &str) -> String {
+        // Fast path, exact by construction: on ASCII letters, digits and TOKEN_DELIMS only (and no
+        // `DOTMULTI` placeholder), no rule but the whitespace handling of rules 9 and 12 can
+        // change anything, so the result is the tokens joined by single spaces.
+        if !text.contains("DOTMULTI")
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b.is_ascii_whitespace())
+        {
+            let mut out = String::with_capacity(text.len());
+            for t in tokens(text) {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(t);
+            }
+            return out;
+        }
+        self.normalize_rules(text)
+    }
+
+    /// The rules applied literally (no fast path).
+    fn normalize_rules(&self, text: &str) -> String {
         // 1.
         let mut w = format!(" {text} ");
         // 2.
@@ -216,6 +238,26 @@ mod tests {
     use super::*;
 
     const PREFIXES: &str = "#c\nA\nDr\nDR\nMr\nNo #NUMERIC_ONLY#\n";
+
+    #[test]
+    fn fast_path_equals_the_rules() {
+        let n = Normalizer::new(PREFIXES);
+        let pieces = [
+            "a", "B", "7", " ", "\t", "\n", "\r", "\x0c", "No", "Dr", "x", "  ",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let mut s = String::new();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 12) as usize;
+            for k in 0..len {
+                s.push_str(pieces[((seed >> (k * 4)) % pieces.len() as u64) as usize]);
+            }
+            assert_eq!(n.normalize(&s), n.normalize_rules(&s), "{s:?}");
+        }
+    }
 
     #[test]
     fn selected_vectors() {

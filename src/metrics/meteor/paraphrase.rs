@@ -160,6 +160,22 @@ pub struct ParaphraseTable {
     first: Vec<u32>,
 }
 
+/// Most entries of a [`PrefixCache`] before it is emptied.
+const PREFIX_CACHE_MAX: usize = 1 << 20;
+
+/// Memo of prefix lookups for [`ParaphraseTable::spans_cached`].
+#[derive(Debug, Default)]
+pub struct PrefixCache {
+    map: FxHashMap<u128, u64>,
+}
+
+impl PrefixCache {
+    /// Forgets everything (use when switching tables).
+    pub fn clear(&mut self) {
+        self.map.clear();
+    }
+}
+
 /// A phrase found in a sentence: start token, length, key index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Span {
@@ -298,6 +314,14 @@ impl ParaphraseTable {
     /// Every span of `ids` (token ids of a sentence) that is a phrase of the table, ordered by
     /// start, then length.
     pub fn spans(&self, ids: &[u16]) -> Vec<Span> {
+        self.spans_cached(ids, &mut PrefixCache::default())
+    }
+
+    /// [`ParaphraseTable::spans`] with a memo of prefix lookups (valid for this table only).
+    pub fn spans_cached(&self, ids: &[u16], cache: &mut PrefixCache) -> Vec<Span> {
+        const EXACT: u64 = 0;
+        const PREFIX: u64 = 1;
+        const STOP: u64 = 2;
         let mut out = Vec::new();
         for s in 0..ids.len() {
             let mut key: u128 = 0;
@@ -314,22 +338,41 @@ impl ParaphraseTable {
                 }
                 let shift = 16 * (MAX_PHRASE - l);
                 key |= (t as u128) << shift;
-                let at = self.lower_bound(lo, hi, key);
-                if at == hi {
-                    break;
-                }
-                lo = at;
-                let found = self.key(at);
-                if found == key {
-                    out.push(Span {
+                let outcome = match cache.map.get(&key) {
+                    Some(&o) => o,
+                    None => {
+                        let at = self.lower_bound(lo, hi, key);
+                        let o = if at == hi {
+                            STOP << 32
+                        } else {
+                            let found = self.key(at);
+                            if found == key {
+                                (EXACT << 32) | at as u64
+                            } else if (found >> shift) != (key >> shift) {
+                                // No phrase starts with this prefix.
+                                STOP << 32
+                            } else {
+                                (PREFIX << 32) | at as u64
+                            }
+                        };
+                        if cache.map.len() >= PREFIX_CACHE_MAX {
+                            cache.map.clear();
+                        }
+                        cache.map.insert(key, o);
+                        o
+                    }
+                };
+                let at = (outcome & 0xffff_ffff) as usize;
+                match outcome >> 32 {
+                    EXACT => out.push(Span {
                         start: s as u32,
                         len: l as u32,
                         key: at as u32,
-                    });
-                } else if (found >> shift) != (key >> shift) {
-                    // No phrase starts with this prefix.
-                    break;
+                    }),
+                    PREFIX => {}
+                    _ => break,
                 }
+                lo = at;
             }
         }
         out
