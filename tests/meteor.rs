@@ -288,6 +288,20 @@ fn stats_perturbed_5k() {
 }
 
 #[test]
+fn stats_long_captions() {
+    let stats = check_stats("long.in.gz", &lines("long.stats.gz"));
+    let eval = lines("long.eval.gz");
+    for (st, e) in stats.iter().zip(&eval) {
+        assert_eq!(
+            st.score().to_bits(),
+            e.parse::<f64>().expect("num").to_bits()
+        );
+    }
+    let p: f64 = eval[stats.len()].parse().expect("pooled");
+    assert_eq!(pooled_score(&stats).to_bits(), p.to_bits());
+}
+
+#[test]
 fn segment_api_sanitises_like_pycocoevalcap() {
     let m = meteor();
     // The hypothesis loses its `|||`; a reference with `|||` becomes two references.
@@ -311,7 +325,11 @@ fn segment_api_sanitises_like_pycocoevalcap() {
         .expect("ok");
     assert_eq!(uni.values()[1], 5);
     // Errors instead of panics.
-    assert_eq!(m.segment("a", &[]), Err(MeteorError::NoReferences));
+    assert_eq!(m.segment_fields("a", &[]), Err(MeteorError::NoReferences));
+    // pycocoevalcap with no reference sends `SCORE |||  ||| a`: one empty reference.
+    let none = m.segment("a", &[]).expect("ok");
+    assert_eq!(none, m.segment_fields("a", &[""]).expect("ok"));
+    assert_eq!(none.score(), 0.0);
     let long = "a ".repeat(600);
     assert!(matches!(
         m.segment(&long, &["a"]),

@@ -115,8 +115,12 @@ struct Cand {
 }
 
 struct Cands {
+    /// Candidates in insertion order.
     list: Vec<Cand>,
-    by_j: Vec<Vec<u32>>,
+    /// Candidate ids grouped by reference start, insertion order within a group (after
+    /// [`Cands::finish`]): group `j` is `order[start[j]..start[j + 1]]`.
+    order: Vec<u32>,
+    start: Vec<u32>,
     cov_r: Vec<u32>,
     cov_h: Vec<u32>,
 }
@@ -124,15 +128,38 @@ struct Cands {
 impl Cands {
     fn new(m: usize, n: usize) -> Cands {
         Cands {
-            list: Vec::new(),
-            by_j: vec![Vec::new(); n],
+            list: Vec::with_capacity(4 * n.max(m) + 8),
+            order: Vec::new(),
+            start: vec![0; n + 1],
             cov_r: vec![0; n],
             cov_h: vec![0; m],
         }
     }
 
+    /// Groups the candidates by reference start (a stable counting sort).
+    fn finish(&mut self) {
+        for c in &self.list {
+            self.start[c.j as usize + 1] += 1;
+        }
+        for j in 1..self.start.len() {
+            self.start[j] += self.start[j - 1];
+        }
+        let mut fill = self.start.clone();
+        self.order = vec![0; self.list.len()];
+        for (id, c) in self.list.iter().enumerate() {
+            let slot = &mut fill[c.j as usize];
+            self.order[*slot as usize] = id as u32;
+            *slot += 1;
+        }
+    }
+
+    /// `C[j]`: the candidate ids starting at reference word `j`, in insertion order.
+    #[inline]
+    fn at(&self, j: usize) -> &[u32] {
+        &self.order[self.start[j] as usize..self.start[j + 1] as usize]
+    }
+
     fn add(&mut self, j: u32, len: u32, i: u32, mlen: u32, module: u8) {
-        let id = self.list.len() as u32;
         self.list.push(Cand {
             j,
             len,
@@ -140,7 +167,6 @@ impl Cands {
             mlen,
             module,
         });
-        self.by_j[j as usize].push(id);
         for k in j..j + len {
             self.cov_r[k as usize] += 1;
         }
@@ -162,6 +188,7 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> Cands {
         }
     }
     if identical {
+        c.finish();
         return c;
     }
     for j in 0..n {
@@ -233,6 +260,7 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> Cands {
             c.add(j, len, sp.start, sp.len, PARAPHRASE);
         }
     }
+    c.finish();
     c
 }
 
@@ -328,7 +356,7 @@ fn align_w<const W: usize>(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -
     // Fixed matches, shared by every path.
     let mut fixed = vec![NONE; n];
     for (j, slot) in fixed.iter_mut().enumerate() {
-        if let [id] = cands.by_j[j][..] {
+        if let [id] = *cands.at(j) {
             let c = cands.list[id as usize];
             let rs = c.j as usize..(c.j + c.len) as usize;
             let hs = c.i as usize..(c.i + c.mlen) as usize;
@@ -374,7 +402,7 @@ fn align_w<const W: usize>(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -
                 }
                 continue;
             }
-            for &id in &cands.by_j[cur] {
+            for &id in cands.at(cur) {
                 let c = cands.list[id as usize];
                 if any_set(&path.used_r, c.j, c.len) || any_set(&path.used_h, c.i, c.mlen) {
                     continue;

@@ -266,15 +266,21 @@ impl Meteor {
     /// `SCORE ||| ref1 ||| … ||| hyp` request. `hyp` and `refs` are the PTB-tokenized captions
     /// pycocoevalcap would send; the hypothesis gets pycocoevalcap's sanitising, and a reference
     /// containing `|||` counts as several references (as in pycocoevalcap).
+    ///
+    /// With no reference at all, pycocoevalcap's request line `SCORE |||  ||| hyp` makes the jar
+    /// score against one empty reference (score 0); this does the same.
     pub fn segment(&self, hyp: &str, refs: &[&str]) -> Result<SegmentStats, MeteorError> {
         let hyp = hyp.replace("|||", "").replace("  ", " ");
-        let refs: Vec<&str> = refs.iter().flat_map(|r| r.split("|||")).collect();
-        self.segment_fields(&hyp, &refs)
+        let mut fields: Vec<&str> = refs.iter().flat_map(|r| r.split("|||")).collect();
+        if fields.is_empty() {
+            fields.push("");
+        }
+        self.segment_fields(&hyp, &fields)
     }
 
     /// Like [`Meteor::segment`] but with the fields exactly as the jar receives them after
     /// splitting a `SCORE` line (no sanitising, no splitting of `|||`; each field is still
-    /// Java-trimmed).
+    /// Java-trimmed). No reference is an error, as in the jar.
     pub fn segment_fields(&self, hyp: &str, refs: &[&str]) -> Result<SegmentStats, MeteorError> {
         if refs.is_empty() {
             return Err(MeteorError::NoReferences);
