@@ -8,4 +8,5 @@ pub mod corpus;
 pub mod engine;
 pub mod input;
 pub mod metrics;
+pub mod resources;
 pub mod text;

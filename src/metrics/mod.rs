@@ -3,6 +3,7 @@
 
 pub mod bleu;
 pub mod cider;
+pub mod meteor;
 pub mod rouge;
 
 /// The mean of `values` as numpy computes `np.mean` for a float64 array: pairwise summation
