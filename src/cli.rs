@@ -10,6 +10,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::engine::{self, DfSource, Metric, Options};
 use crate::input::{self, ErrorCode, InputError};
+use crate::metrics::meteor::Meteor;
+use crate::resources;
 use crate::text::ptb;
 
 /// capscore: caption metrics (BLEU, ROUGE-L, CIDEr-D, ...) exactly as pycocoevalcap 1.2 computes them.
@@ -28,6 +30,57 @@ pub enum Command {
     Score(ScoreArgs),
     /// Tokenize captions (one per line) exactly as pycocoevalcap's tokenizer step does.
     Tokenize(TokenizeArgs),
+    /// Download (with pip), verify and cache the upstream data METEOR needs.
+    Fetch(FetchArgs),
+}
+
+/// Where resources live and whether they may be downloaded.
+#[derive(Debug, Clone, Args)]
+pub struct ResourceArgs {
+    /// Cache folder for upstream data (default: the user's cache folder + capscore/).
+    #[arg(long, env = "CAPSCORE_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Never download: a metric whose resources are missing is reported, not fetched.
+    #[arg(long, env = "CAPSCORE_OFFLINE")]
+    pub offline: bool,
+}
+
+impl ResourceArgs {
+    /// The cache folder in use.
+    pub fn dir(&self) -> PathBuf {
+        self.cache_dir
+            .clone()
+            .unwrap_or_else(resources::default_cache_dir)
+    }
+
+    /// Loads METEOR, fetching its data first unless offline. `Ok(None)` when offline and the
+    /// cache is empty; an error when the data exists but fails to load or verify, or when the
+    /// download fails.
+    pub fn load_meteor(&self) -> Result<Option<Meteor>, CliError> {
+        let dir = self.dir();
+        if !resources::meteor_ready(&dir) {
+            if self.offline {
+                return Ok(None);
+            }
+            eprintln!(
+                "capscore: fetching METEOR resources into {} (first use)",
+                dir.display()
+            );
+            resources::fetch(&dir)
+                .map_err(|e| CliError::Other(format!("fetching METEOR resources: {e}")))?;
+        }
+        Meteor::load(&dir)
+            .map(Some)
+            .map_err(|e| CliError::Other(format!("loading METEOR resources: {e}")))
+    }
+}
+
+/// `capscore fetch`.
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// Cache folder (default: the user's cache folder + capscore/).
+    #[arg(long, env = "CAPSCORE_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// `capscore score`.
@@ -39,7 +92,8 @@ pub struct ScoreArgs {
     /// Candidates: a COCO results file [{"image_id", "caption"}], or a map {"<image_id>": "cand"}.
     #[arg(long, env = "CAPSCORE_CANDS")]
     pub cands: PathBuf,
-    /// Comma-separated metrics: bleu, rouge_l, cider_d, cider_original. Default: bleu,rouge_l,cider_d.
+    /// Comma-separated metrics: bleu, meteor, rouge_l, cider_d, cider_original. Default: bleu,
+    /// meteor, rouge_l, cider_d (meteor is left out, with a note, when offline without its data).
     #[arg(long, env = "CAPSCORE_METRICS")]
     pub metrics: Option<String>,
     /// Write the JSON result here instead of stdout (written only on success).
@@ -51,6 +105,9 @@ pub struct ScoreArgs {
     /// Also output the tokenized captions (`tokenized`, evaluation order).
     #[arg(long)]
     pub tokenized: bool,
+    /// Resource location and download policy.
+    #[command(flatten)]
+    pub resources: ResourceArgs,
 }
 
 /// `capscore tokenize`.
@@ -111,6 +168,7 @@ pub fn run(cli: Cli, stdout: &mut dyn Write) -> Result<(), CliError> {
     match cli.command {
         Command::Score(a) => score(a, stdout),
         Command::Tokenize(a) => tokenize(a, stdout),
+        Command::Fetch(a) => fetch(a, stdout),
     }
 }
 
@@ -119,6 +177,7 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         Some(list) => Metric::parse_list(list)?,
         None => Metric::DEFAULT.to_vec(),
     };
+    let explicit_meteor = a.metrics.is_some() && metrics.contains(&Metric::Meteor);
     let refs_text = read_input_file(&a.refs, "--refs")?;
     let cands_text = read_input_file(&a.cands, "--cands")?;
     let refs = input::parse_references_text(&refs_text, "--refs").map_err(|e| {
@@ -134,6 +193,24 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         )
     })?;
     let batch = input::assemble(&refs, cands)?;
+    let mut metrics = metrics;
+    let meteor = if metrics.contains(&Metric::Meteor) {
+        let m = a.resources.load_meteor()?;
+        if m.is_none() {
+            let dir = a.resources.dir();
+            if explicit_meteor {
+                return Err(CliError::Other(format!(
+                    "METEOR's resources are missing from {} (offline): run `capscore fetch`",
+                    dir.display()
+                )));
+            }
+            eprintln!("capscore: note: METEOR skipped, its resources are missing from {} (offline); run `capscore fetch`", dir.display());
+            metrics.retain(|m| *m != Metric::Meteor);
+        }
+        m
+    } else {
+        None
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.unwrap_or(0))
         .build()
@@ -141,6 +218,7 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let opts = Options {
         metrics: &metrics,
         df: DfSource::Batch,
+        meteor: meteor.as_ref(),
     };
     let report = pool.install(|| engine::score(&batch, &opts))?;
     let mut text = if a.tokenized {
@@ -191,6 +269,28 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
+    let dir = a.cache_dir.unwrap_or_else(resources::default_cache_dir);
+    let report =
+        resources::fetch(&dir).map_err(|e| CliError::Other(format!("fetch failed: {e}")))?;
+    resources::verify_meteor(&dir)
+        .map_err(|e| CliError::Other(format!("verification failed: {e}")))?;
+    let what = if report.already_present {
+        "already present, verified"
+    } else if report.downloaded {
+        "downloaded, verified and cached"
+    } else {
+        "extracted from a local wheel, verified and cached"
+    };
+    writeln!(
+        stdout,
+        "METEOR resources in {}: {what} ({} files)",
+        report.dir.display(),
+        report.files.len()
+    )
+    .map_err(|e| CliError::Other(e.to_string()))
 }
 
 fn tokenize(a: TokenizeArgs, stdout: &mut dyn Write) -> Result<(), CliError> {

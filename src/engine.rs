@@ -14,6 +14,7 @@ use crate::corpus::{DfTable, DocFreq, Interner, SentenceNgrams};
 use crate::input::{Batch, ErrorCode, ImageId, InputError};
 use crate::metrics::bleu::{self, BleuStats};
 use crate::metrics::cider::{self, SentenceVec, Variant};
+use crate::metrics::meteor::{self, Meteor, MeteorError, SegmentStats};
 use crate::metrics::{numpy_mean, rouge};
 use crate::text::{is_py_whitespace, ptb, split_py_whitespace, split_space};
 
@@ -22,6 +23,8 @@ use crate::text::{is_py_whitespace, ptb, split_py_whitespace, split_space};
 pub enum Metric {
     /// BLEU-1..4 (`Bleu_1`..`Bleu_4`).
     Bleu,
+    /// METEOR 1.5 as pycocoevalcap's jar computes it (`METEOR`; needs fetched resources).
+    Meteor,
     /// ROUGE-L (`ROUGE_L`).
     RougeL,
     /// CIDEr-D, pycocoevalcap's `CIDEr`.
@@ -39,13 +42,14 @@ impl Metric {
         Metric::CiderOriginal,
     ];
 
-    /// The metrics computed when none are requested (the pycocoevalcap set).
-    pub const DEFAULT: [Metric; 3] = [Metric::Bleu, Metric::RougeL, Metric::CiderD];
+    /// The metrics computed when none are requested (pycocoevalcap's set, SPICE aside).
+    pub const DEFAULT: [Metric; 4] = [Metric::Bleu, Metric::Meteor, Metric::RougeL, Metric::CiderD];
 
     /// The name used in `--metrics` and in the API's `metrics` list.
     pub fn name(self) -> &'static str {
         match self {
             Metric::Bleu => "bleu",
+            Metric::Meteor => "meteor",
             Metric::RougeL => "rouge_l",
             Metric::CiderD => "cider_d",
             Metric::CiderOriginal => "cider_original",
@@ -56,6 +60,7 @@ impl Metric {
     pub fn keys(self) -> &'static [&'static str] {
         match self {
             Metric::Bleu => &["Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4"],
+            Metric::Meteor => &["METEOR"],
             Metric::RougeL => &["ROUGE_L"],
             Metric::CiderD => &["CIDEr"],
             Metric::CiderOriginal => &["CIDEr_original"],
@@ -67,6 +72,7 @@ impl Metric {
         let t = s.trim().to_ascii_lowercase();
         let m = match t.as_str() {
             "bleu" | "bleu_1" | "bleu_2" | "bleu_3" | "bleu_4" => Metric::Bleu,
+            "meteor" => Metric::Meteor,
             "rouge_l" | "rouge-l" | "rougel" => Metric::RougeL,
             "cider_d" | "cider-d" | "ciderd" => Metric::CiderD,
             "cider_original" => Metric::CiderOriginal,
@@ -136,6 +142,8 @@ pub struct Options<'a> {
     pub metrics: &'a [Metric],
     /// Document-frequency source for CIDEr.
     pub df: DfSource<'a>,
+    /// METEOR's loaded resources (required when METEOR is requested).
+    pub meteor: Option<&'a Meteor>,
 }
 
 /// A non-fatal observation about the input.
@@ -353,6 +361,39 @@ pub fn score_tokenized(
         aggregate.extend(Metric::Bleu.keys().iter().copied().zip(total.scores()));
         bleu_totals = Some(total);
         sig.push("bleu:n4,ref=closest,smooth=1e-15/1e-9".into());
+    }
+
+    if wants(Metric::Meteor) {
+        let m = opts.meteor.ok_or_else(|| {
+            InputError::new(
+                ErrorCode::MetricUnavailable,
+                "METEOR is not available: its resources are not loaded (run `capscore fetch`)",
+            )
+        })?;
+        let stats: Vec<Result<SegmentStats, MeteorError>> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let refs: Vec<&str> = tok.references[i].iter().map(String::as_str).collect();
+                m.segment(&tok.candidates[i], &refs)
+            })
+            .collect();
+        let mut ok = Vec::with_capacity(n);
+        for (i, st) in stats.into_iter().enumerate() {
+            match st {
+                Ok(st) => ok.push(st),
+                Err(e) => {
+                    return Err(InputError::new(
+                        ErrorCode::LimitExceeded,
+                        format!("image_id {}: {e}", batch.items[i].image_id),
+                    ))
+                }
+            }
+        }
+        for (i, st) in ok.iter().enumerate() {
+            per_image[i].push(("METEOR", st.score()));
+        }
+        aggregate.push(("METEOR", meteor::pooled_score(&ok)));
+        sig.push("meteor:1.5-pycocoevalcap,en,norm,pooled".into());
     }
 
     if wants(Metric::RougeL) {

@@ -116,6 +116,8 @@ pub enum ErrorCode {
     UnknownMetric,
     /// A limit (caption length, item count, ...) was exceeded.
     LimitExceeded,
+    /// A requested metric whose resources are not loaded.
+    MetricUnavailable,
 }
 
 impl ErrorCode {
@@ -133,6 +135,7 @@ impl ErrorCode {
             ErrorCode::NoReferenceNgrams => "no_reference_ngrams",
             ErrorCode::UnknownMetric => "unknown_metric",
             ErrorCode::LimitExceeded => "limit_exceeded",
+            ErrorCode::MetricUnavailable => "metric_unavailable",
         }
     }
 }

@@ -42,6 +42,7 @@ fn score_golden_tokens(golden: &Value) -> Value {
     let opts = Options {
         metrics: &METRICS,
         df: DfSource::Batch,
+        meteor: None,
     };
     engine::score_tokenized(&batch, &tokenized, &opts)
         .expect("score")
@@ -299,4 +300,63 @@ fn pycocoevalcap_crashes_become_clear_errors() {
         assert!(err.contains(code), "{dir}: expected {code}, got {err}");
         assert!(out.stdout.is_empty(), "{dir}: no output on error");
     }
+}
+
+/// METEOR through the CLI on every golden COCO set: per image and pooled aggregate within 1e-12
+/// of pycocoevalcap's (spec METEOR: bit-identical except rare last-bit `pow` cases). Needs the
+/// fetched resources (`capscore fetch`; scripts/test does it first) and fails without them.
+#[test]
+fn meteor_matches_pycocoevalcap_on_every_golden() {
+    let mut bad = Vec::new();
+    let (mut compared, mut identical) = (0usize, 0usize);
+    for set in golden_sets() {
+        let golden = read_json(&format!("{set}/golden.json"));
+        let out = capscore()
+            .args(["score", "--offline", "--metrics", "meteor", "--refs"])
+            .arg(existing(&format!("{set}/refs.json")))
+            .arg("--cands")
+            .arg(existing(&format!("{set}/cands.json")))
+            .output()
+            .expect("run capscore");
+        assert!(
+            out.status.success(),
+            "{set}: {} (METEOR resources missing? run `capscore fetch` or scripts/test)",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ours: Value = serde_json::from_slice(&out.stdout).expect("json");
+        let mut check = |what: String, g: &Value, o: &Value| {
+            let (g, o) = (
+                g.as_f64().expect("golden METEOR"),
+                o.as_f64().unwrap_or(f64::NAN),
+            );
+            compared += 1;
+            identical += usize::from(g.to_bits() == o.to_bits());
+            if (g - o).abs() > 1e-12 || o.is_nan() {
+                bad.push(format!("{what}: golden {g} ours {o}"));
+            }
+        };
+        check(
+            format!("{set} aggregate"),
+            &golden["aggregate"]["METEOR"],
+            &ours["aggregate"]["METEOR"],
+        );
+        for g in golden["per_image"].as_array().unwrap() {
+            let id = ImageId::from_value(&g["image_id"]).unwrap();
+            let o = ours["per_image"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|o| ImageId::from_value(&o["image_id"]).as_ref() == Some(&id))
+                .map_or(Value::Null, |o| o["METEOR"].clone());
+            check(format!("{set} image {id}"), &g["METEOR"], &o);
+        }
+    }
+    eprintln!("METEOR: {identical}/{compared} values bit-identical");
+    assert!(compared > 600, "too few METEOR values compared: {compared}");
+    assert!(
+        bad.is_empty(),
+        "{} mismatches:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }

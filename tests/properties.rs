@@ -54,6 +54,7 @@ fn run(images: &[(String, Vec<String>)]) -> Option<Value> {
     let opts = Options {
         metrics: &METRICS,
         df: DfSource::Batch,
+        meteor: None,
     };
     // A corpus whose references are all empty is rejected (no_reference_ngrams): skip it.
     engine::score(&batch(images), &opts)
@@ -126,7 +127,7 @@ proptest! {
             candidate: images[i].0.clone(),
             references: images[i].1.clone(),
         }).collect();
-        let opts = Options { metrics: &METRICS, df: DfSource::Batch };
+        let opts = Options { metrics: &METRICS, df: DfSource::Batch, meteor: None };
         let shuffled = engine::score(&Batch::from_items(items).unwrap(), &opts).ok().map(|r| r.to_json());
         if let (Some(a), Some(b)) = (run(&images), shuffled) {
             for i in 0..images.len() {
