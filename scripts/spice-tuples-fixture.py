@@ -4,7 +4,10 @@ tuples, reference tuple lists) scored by the official SPICE 1.0 classes through
 `spice-oracle.sh score` -- random items over a vocabulary full of synonyms and collisions,
 and items recombined from the official parser's Visual Genome phrase tuples. Each item is
 scored by two separate oracle runs; `stable` says whether they agreed (the official tool
-breaks some merge ties by Java identity-hash order, which varies between runs).
+breaks some merge ties by Java identity-hash order, which varies between runs). A last
+set is built around merge ties on purpose (a string equally similar to two nodes, an
+attribute similar to two attributes); it is scored by five oracle runs and keeps every
+distinct official outcome in `outcomes`.
 
   scripts/spice-tuples-fixture.py SHARED_DIR OUT.json.gz [SEED]
 """
@@ -118,24 +121,88 @@ def run(items, no_synsets):
         os.unlink(path)
 
 
+def tie_triples():
+    """(x, y, z): x similar to y and to z, y and z not similar; node ties also need equal
+    Jaccard similarity. Found with check/spec_model.py on the caption vocabulary."""
+    sys.path.insert(0, os.path.join(shared, "tools/spice-oracle/check"))
+    sys.dont_write_bytecode = True
+    import spec_model
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([oracle, "extract-synonyms", tmp], check=True, stdout=subprocess.DEVNULL)
+        syn = spec_model.Synonyms(tmp)
+    vocab = sorted({w for p in phrases for t in p for w in t if w.isalpha()} | set(OBJECTS)
+                   | set(ATTRIBUTES))
+    S = {w: frozenset(syn.concept_synsets(w)) for w in vocab}
+    S = {w: s for w, s in S.items() if s}
+    index = {}
+    for w, s in S.items():
+        for i in s:
+            index.setdefault(i, []).append(w)
+    attr, node = [], []
+    for x in sorted(S):
+        near = sorted({w for i in S[x] for w in index[i]} - {x})
+        for a in range(len(near)):
+            for b in range(a + 1, len(near)):
+                y, z = near[a], near[b]
+                if S[y] & S[z]:
+                    continue
+                attr.append((x, y, z))
+                jy = len(S[x] & S[y]) / len(S[x] | S[y])
+                jz = len(S[x] & S[z]) / len(S[x] | S[z])
+                if jy == jz:
+                    node.append((x, y, z))
+    return attr, node
+
+
+def tie_items(n):
+    attr, node = tie_triples()
+    items = []
+    for i in range(n):
+        filler = random_item(10_000 + i)
+        if i % 2 == 0:
+            x, y, z = rng.choice(attr)
+            o = rng.choice(OBJECTS)
+            ref = [[o, y], [o, z], [o, x]]
+            cand = [[o, rng.choice([x, y, z])], [o, rng.choice([x, y, z])]]
+        else:
+            x, y, z = rng.choice(node)
+            o = rng.choice(OBJECTS)
+            ref = [[y], [z], [x], [x, rng.choice(ATTRIBUTES)], [o, x, rng.choice(RELATIONS)]]
+            cand = [[rng.choice([x, y, z])], [rng.choice([y, z]), rng.choice(ATTRIBUTES)],
+                    [o, rng.choice([x, y, z]), rng.choice(RELATIONS)]]
+        refs = filler["refs"]
+        refs.insert(rng.randrange(len(refs) + 1), ref)
+        items.append({"image_id": "tie-%d-%d" % (seed, i),
+                      "test": cand + filler["test"][:3], "refs": refs})
+    return items
+
+
 sets = [("random", [random_item(i) for i in range(1400)], False),
         ("random-nosyn", [random_item(1400 + i) for i in range(400)], True),
         ("vg", [vg_item(i) for i in range(1400)], False),
-        ("vg-nosyn", [vg_item(1400 + i) for i in range(200)], True)]
+        ("vg-nosyn", [vg_item(1400 + i) for i in range(200)], True),
+        ("ties", tie_items(300), False)]
 cases = []
 for name, items, no_syn in sets:
-    a, b = run(items, no_syn), run(items, no_syn)
-    for item, x, y in zip(items, a["images"], b["images"]):
-        assert x["image_id"] == item["image_id"]
-        cases.append({"image_id": item["image_id"], "use_synsets": not no_syn,
-                      "test": item["test"], "refs": item["refs"],
-                      "scores": x["scores"],
-                      "candidate_graph": canon(x["candidate_graph"]),
-                      "reference_graph": canon(x["reference_graph"]),
-                      "stable": x["scores"] == y["scores"]
-                      and canon(x["candidate_graph"]) == canon(y["candidate_graph"])
-                      and canon(x["reference_graph"]) == canon(y["reference_graph"])})
-    print("%s: %d items" % (name, len(items)), file=sys.stderr)
+    runs = [run(items, no_syn) for _ in range(5 if name == "ties" else 2)]
+    for k, item in enumerate(items):
+        outs = []
+        for r in runs:
+            x = r["images"][k]
+            assert x["image_id"] == item["image_id"]
+            o = {"scores": x["scores"], "candidate_graph": canon(x["candidate_graph"]),
+                 "reference_graph": canon(x["reference_graph"])}
+            if o not in outs:
+                outs.append(o)
+        case = {"image_id": item["image_id"], "use_synsets": not no_syn,
+                "test": item["test"], "refs": item["refs"], "stable": len(outs) == 1}
+        case.update(outs[0])
+        if name == "ties":
+            case["outcomes"] = outs
+        cases.append(case)
+    print("%s: %d items, %d unstable" % (name, len(items),
+                                        sum(not c["stable"] for c in cases[-len(items):])),
+          file=sys.stderr)
 
 with gzip.open(out_path, "wt") as f:
     json.dump({"provenance": "official SPICE 1.0 scoring classes via "

@@ -3,17 +3,80 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::synsets::{concept_synsets, SynsetLookup};
+use super::synsets::SynsetLookup;
 use super::Tuple;
 
 /// A concept: a set of strings and the union of their synset ids (§7.1). Both sets are kept
-/// sorted and without duplicates.
+/// sorted and without duplicates; two 64-bit signatures of them let most dissimilar pairs
+/// be rejected without comparing the sets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "ConceptSets", into = "ConceptSets")]
 pub struct Concept {
+    // The signatures come first so that the derived `==` rejects most unequal pairs early.
+    synset_sig: Sig,
+    string_sig: u64,
     /// The strings merged into this concept, sorted.
     pub strings: Vec<String>,
     /// Their synset ids, sorted.
     pub synsets: Vec<u32>,
+}
+
+/// A 256-bit Bloom signature of a synset-id set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Sig([u64; 4]);
+
+impl Sig {
+    fn of(ids: &[u32]) -> Self {
+        let mut s = Sig::default();
+        for &id in ids {
+            let h = u64::from(id).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56;
+            s.0[(h >> 6) as usize] |= 1 << (h & 63);
+        }
+        s
+    }
+    fn meets(&self, o: &Sig) -> bool {
+        (self.0[0] & o.0[0]) | (self.0[1] & o.0[1]) | (self.0[2] & o.0[2]) | (self.0[3] & o.0[3])
+            != 0
+    }
+    fn absorb(&mut self, o: &Sig) {
+        for i in 0..4 {
+            self.0[i] |= o.0[i];
+        }
+    }
+}
+
+/// The serialized form of a [`Concept`]: its two sets.
+#[derive(Serialize, Deserialize)]
+struct ConceptSets {
+    strings: Vec<String>,
+    synsets: Vec<u32>,
+}
+
+impl From<ConceptSets> for Concept {
+    fn from(c: ConceptSets) -> Self {
+        let mut strings = c.strings;
+        strings.sort_unstable();
+        strings.dedup();
+        let mut synsets = c.synsets;
+        synsets.sort_unstable();
+        synsets.dedup();
+        Concept::from_sets(strings, synsets)
+    }
+}
+
+impl From<Concept> for ConceptSets {
+    fn from(c: Concept) -> Self {
+        ConceptSets {
+            strings: c.strings,
+            synsets: c.synsets,
+        }
+    }
+}
+
+fn string_bit(s: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    let h = BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(s);
+    1u64 << (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
 }
 
 fn sorted_intersect(a: &[u32], b: &[u32]) -> usize {
@@ -56,25 +119,45 @@ fn sorted_union<T: Ord + Clone>(a: &mut Vec<T>, b: &[T]) {
 impl Concept {
     /// The concept of one string: `{s}` and `syn(s)` (§8.2).
     pub fn new(text: &str, syn: &dyn SynsetLookup) -> Self {
+        Concept::from_sets(vec![text.to_string()], syn.concept_synsets(text))
+    }
+
+    /// A concept from sorted, duplicate-free sets.
+    fn from_sets(strings: Vec<String>, synsets: Vec<u32>) -> Self {
+        let synset_sig = Sig::of(&synsets);
+        let string_sig = strings.iter().fold(0, |m, s| m | string_bit(s));
         Concept {
-            strings: vec![text.to_string()],
-            synsets: concept_synsets(syn, text),
+            strings,
+            synsets,
+            synset_sig,
+            string_sig,
         }
+    }
+
+    fn shares_string(&self, other: &Concept) -> bool {
+        self.string_sig & other.string_sig != 0 && sorted_any_common(&self.strings, &other.strings)
+    }
+
+    fn shares_synset(&self, other: &Concept) -> bool {
+        self.synset_sig.meets(&other.synset_sig) && sorted_any_common(&self.synsets, &other.synsets)
     }
 
     /// Similar: shares a synset id or a string (§7.1).
     pub fn similar(&self, other: &Concept) -> bool {
-        sorted_any_common(&self.synsets, &other.synsets)
-            || sorted_any_common(&self.strings, &other.strings)
+        self.shares_synset(other) || self.shares_string(other)
     }
 
     /// Node-merging similarity: 1.0 on a shared string, else the synset Jaccard index in
     /// 32-bit float (NaN when both synset sets are empty).
     pub fn similarity(&self, other: &Concept) -> f32 {
-        if sorted_any_common(&self.strings, &other.strings) {
+        if self.shares_string(other) {
             return 1.0;
         }
-        let inter = sorted_intersect(&self.synsets, &other.synsets);
+        let inter = if !self.synset_sig.meets(&other.synset_sig) {
+            0
+        } else {
+            sorted_intersect(&self.synsets, &other.synsets)
+        };
         let union = self.synsets.len() + other.synsets.len() - inter;
         inter as f32 / union as f32
     }
@@ -82,6 +165,8 @@ impl Concept {
     fn merge(&mut self, other: &Concept) {
         sorted_union(&mut self.strings, &other.strings);
         sorted_union(&mut self.synsets, &other.synsets);
+        self.synset_sig.absorb(&other.synset_sig);
+        self.string_sig |= other.string_sig;
     }
 
     /// The concept as SPICE prints it in a single-string case (strings joined with `/`).
@@ -192,6 +277,11 @@ impl SceneGraph {
             let mut best_sim = 0.0f32;
             let mut tied = false;
             for (i, n) in self.nodes.iter().enumerate() {
+                if !n.object.synset_sig.meets(&c.synset_sig)
+                    && n.object.string_sig & c.string_sig == 0
+                {
+                    continue; // similarity 0 or NaN: never chosen
+                }
                 let s = n.object.similarity(&c);
                 if s > best_sim {
                     best = Some(i);
@@ -318,6 +408,20 @@ impl GraphTuple<'_> {
             }
             _ => false,
         }
+    }
+
+    /// Number of concepts (1, 2 or 3).
+    pub fn len(&self) -> usize {
+        match self {
+            GraphTuple::Object(_) => 1,
+            GraphTuple::Attribute(..) => 2,
+            GraphTuple::Relation(..) => 3,
+        }
+    }
+
+    /// Never true: a tuple has at least one concept.
+    pub fn is_empty(&self) -> bool {
+        false
     }
 
     /// The concepts in (subject, relation, object) order.

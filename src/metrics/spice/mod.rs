@@ -32,7 +32,9 @@ use serde::{Deserialize, Serialize};
 
 pub use graph::{Concept, Edge, GraphTuple, Node, SceneGraph};
 pub use sentence::{Dependency, ParsedSentence, SentenceError, Token};
-pub use synsets::{concept_synsets, lookup_key, morph, SynsetLookup, Synsets, SynsetsError};
+pub use synsets::{
+    concept_synsets, lookup_key, morph, SynsetLookup, SynsetMemo, Synsets, SynsetsError,
+};
 
 /// A string tuple in SPICE's internal order: `[object]`, `[object, attribute]` or
 /// `[subject, object, relation]` (relation last).
@@ -302,7 +304,7 @@ pub fn image_score(cand: &SceneGraph, refs: &SceneGraph, detailed: bool) -> Spic
     // Object/Attribute/Relation partition the tuples by length, and similarity requires
     // equal length, so their matches are those of All.
     let by_kind = |k: usize| {
-        let pick = |t: &GraphTuple<'_>| t.concepts().len() == k;
+        let pick = |t: &GraphTuple<'_>| t.len() == k;
         let tp = tt
             .iter()
             .zip(&matched)

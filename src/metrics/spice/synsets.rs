@@ -21,6 +21,60 @@ pub trait SynsetLookup: Sync {
     /// The base forms `english.exceptions` lists for the inflected form `form`, in file
     /// order, or `None` when `form` is not listed as an inflected form.
     fn exception_bases(&self, form: &str) -> Option<&[String]>;
+    /// `syn(x)` of a concept string (spec §8.2), sorted and without duplicates. The default
+    /// computes it with [`concept_synsets`]; [`SynsetMemo`] answers from a precomputed table.
+    fn concept_synsets(&self, text: &str) -> Vec<u32> {
+        concept_synsets(self, text)
+    }
+}
+
+/// A [`SynsetLookup`] that answers [`SynsetLookup::concept_synsets`] for a known set of
+/// strings (e.g. every tuple string of a dataset) from a table filled once, and delegates
+/// everything else. Same results, fewer look-ups when the same strings recur.
+pub struct SynsetMemo<'a> {
+    inner: &'a dyn SynsetLookup,
+    memo: FxHashMap<Box<str>, Box<[u32]>>,
+}
+
+impl<'a> SynsetMemo<'a> {
+    /// Precomputes `syn(x)` for every string of `strings`.
+    pub fn new<'s, I: IntoIterator<Item = &'s str>>(
+        inner: &'a dyn SynsetLookup,
+        strings: I,
+    ) -> Self {
+        let mut memo: FxHashMap<Box<str>, Box<[u32]>> = FxHashMap::default();
+        for s in strings {
+            if !memo.contains_key(s) {
+                memo.insert(s.into(), inner.concept_synsets(s).into_boxed_slice());
+            }
+        }
+        SynsetMemo { inner, memo }
+    }
+
+    /// Number of memoised strings.
+    pub fn len(&self) -> usize {
+        self.memo.len()
+    }
+
+    /// True when nothing is memoised.
+    pub fn is_empty(&self) -> bool {
+        self.memo.is_empty()
+    }
+}
+
+impl SynsetLookup for SynsetMemo<'_> {
+    fn direct(&self, key: &str) -> Option<&[u32]> {
+        self.inner.direct(key)
+    }
+    fn exception_bases(&self, form: &str) -> Option<&[String]> {
+        self.inner.exception_bases(form)
+    }
+    fn concept_synsets(&self, text: &str) -> Vec<u32> {
+        match self.memo.get(text) {
+            Some(ids) => ids.to_vec(),
+            None => self.inner.concept_synsets(text),
+        }
+    }
 }
 
 /// The synonym data loaded from `english.synsets` and `english.exceptions`.
@@ -150,14 +204,17 @@ const MORPH_RULES: [(&str, &str); 20] = [
 
 /// `morph(k)` of spec §8.2: `k` itself when it ends in "ss" or has at most two UTF-16 units,
 /// else the first suffix-table candidate that is a word of `english.synsets`, else "".
-pub fn morph<'a>(syn: &dyn SynsetLookup, key: &'a str) -> std::borrow::Cow<'a, str> {
+pub fn morph<'a, S: SynsetLookup + ?Sized>(syn: &S, key: &'a str) -> std::borrow::Cow<'a, str> {
     use std::borrow::Cow;
     if key.ends_with("ss") || key.encode_utf16().count() <= 2 {
         return Cow::Borrowed(key);
     }
+    let mut cand = String::with_capacity(key.len() + 2);
     for (suffix, replacement) in MORPH_RULES {
         if let Some(stem) = key.strip_suffix(suffix) {
-            let cand = format!("{stem}{replacement}");
+            cand.clear();
+            cand.push_str(stem);
+            cand.push_str(replacement);
             if syn.direct(&cand).is_some() {
                 return Cow::Owned(cand);
             }
@@ -172,17 +229,27 @@ pub(crate) fn java_trim(s: &str) -> &str {
 }
 
 /// The look-up key of a concept string: trimmed, lowercased, spaces replaced by `_`.
-pub fn lookup_key(text: &str) -> String {
-    java_trim(text).to_lowercase().replace(' ', "_")
+pub fn lookup_key(text: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    let t = java_trim(text);
+    if t.len() == text.len()
+        && !text
+            .bytes()
+            .any(|b| b == b' ' || b.is_ascii_uppercase() || b >= 0x80)
+    {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(t.to_lowercase().replace(' ', "_"))
 }
 
 /// `syn(x)` of spec §8.2: `direct(k) ∪ stem(k)` for `k = lookup_key(x)`, where `stem(k)` is
 /// the union of the direct ids of `k`'s bases when `k` is an inflected form of the
 /// exceptions file, and `direct(morph(k))` otherwise. Sorted, without duplicates.
-pub fn concept_synsets(syn: &dyn SynsetLookup, text: &str) -> Vec<u32> {
+pub fn concept_synsets<S: SynsetLookup + ?Sized>(syn: &S, text: &str) -> Vec<u32> {
     let key = lookup_key(text);
-    let mut out: Vec<u32> = syn.direct(&key).map(<[u32]>::to_vec).unwrap_or_default();
-    match syn.exception_bases(&key) {
+    let key: &str = &key;
+    let mut out: Vec<u32> = syn.direct(key).map(<[u32]>::to_vec).unwrap_or_default();
+    match syn.exception_bases(key) {
         Some(bases) => {
             for b in bases {
                 if let Some(ids) = syn.direct(b) {
@@ -191,9 +258,11 @@ pub fn concept_synsets(syn: &dyn SynsetLookup, text: &str) -> Vec<u32> {
             }
         }
         None => {
-            let m = morph(syn, &key);
-            if let Some(ids) = syn.direct(&m) {
-                out.extend_from_slice(ids);
+            let m = morph(syn, key);
+            if m.as_ref() != key {
+                if let Some(ids) = syn.direct(&m) {
+                    out.extend_from_slice(ids);
+                }
             }
         }
     }
