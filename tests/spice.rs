@@ -12,8 +12,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use capscore::metrics::spice::{
-    concept_synsets, image_score, image_score_tuples, mean_all_f, tuples_of, Concept, Dependency,
-    ParsedSentence, Prf, SceneGraph, Synsets, Token, Tuple,
+    concept_synsets, image_score, image_score_tuples, mean_all_f, score_corpus, tuples_of, Concept,
+    Dependency, ParsedSentence, Prf, SceneGraph, SpiceInput, SynsetLookup, SynsetMemo, Synsets,
+    Token, Tuple,
 };
 use serde_json::Value;
 
@@ -904,6 +905,11 @@ fn synsets_match_oracle() {
         bad.len(),
         &bad[..bad.len().min(20)]
     );
+    // The memoising wrapper answers the same.
+    let memo = SynsetMemo::new(syn, words.keys().take(3000).map(String::as_str));
+    for w in words.keys() {
+        assert_eq!(memo.concept_synsets(w), concept_synsets(syn, w), "{w}");
+    }
     for p in fx["pairs"].as_array().unwrap() {
         let (a, b) = (p[0].as_str().unwrap(), p[1].as_str().unwrap());
         let (ca, cb) = (Concept::new(a, syn), Concept::new(b, syn));
@@ -918,5 +924,224 @@ fn synsets_match_oracle() {
         "{} words, {} pairs agree",
         words.len(),
         fx["pairs"].as_array().unwrap().len()
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// official parser outputs (golden/spice/SPICE_parsing_outputs.txt), from hand-built parses
+// of the shape CoreNLP 3.6.0 gives them; rendered as in that file (relations and attributes;
+// objects only when there are neither), concepts' strings sorted.
+
+fn render(g: &SceneGraph) -> BTreeSet<String> {
+    let name = |c: &Concept| c.strings.join("/");
+    let mut out = BTreeSet::new();
+    for e in &g.edges {
+        out.insert(format!(
+            "( {} , {} , {} )",
+            name(&g.nodes[e.source].object),
+            name(&e.relation),
+            name(&g.nodes[e.target].object)
+        ));
+    }
+    for n in &g.nodes {
+        for a in &n.attributes {
+            out.insert(format!("( {} , is , {} )", name(&n.object), name(a)));
+        }
+    }
+    if out.is_empty() {
+        for n in &g.nodes {
+            out.insert(format!("( {} )", name(&n.object)));
+        }
+    }
+    out
+}
+
+/// Parses a golden rendering, sorting the strings of merged concepts.
+fn golden(rendered: &str) -> BTreeSet<String> {
+    rendered
+        .split(") , (")
+        .map(|t| {
+            let inner = t
+                .trim()
+                .trim_start_matches('(')
+                .trim_end_matches(')')
+                .trim();
+            let parts: Vec<String> = inner
+                .split(" , ")
+                .map(|c| {
+                    let mut s: Vec<&str> = c.trim().split('/').collect();
+                    s.sort_unstable();
+                    s.join("/")
+                })
+                .collect();
+            format!("( {} )", parts.join(" , "))
+        })
+        .collect()
+}
+
+#[test]
+fn official_parser_outputs_reproduced() {
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "a man with short hair",
+            "a/DT man/NN with/IN short/JJ hair/NN",
+            "root 0 2; det 2 1; case 5 3; amod 5 4; nmod:with 2 5",
+            "( man , with , hair ) , ( hair , is , short )",
+        ),
+        (
+            "two giraffes in a pen",
+            "two/CD giraffes/NNS/giraffe in/IN a/DT pen/NN",
+            "root 0 2; nummod 2 1; case 5 3; det 5 4; nmod:in 2 5",
+            "( giraffe , in , pen ) , ( giraffe , is , two )",
+        ),
+        (
+            "two people sitting on brown couch",
+            "two/CD people/NNS sitting/VBG/sit on/IN brown/JJ couch/NN",
+            "root 0 2; nummod 2 1; acl 2 3; case 6 4; amod 6 5; nmod:on 3 6",
+            "( people , sit on , couch ) , ( people , is , two ) , ( couch , is , brown )",
+        ),
+        (
+            "man wearing a cap .",
+            "man/NN wearing/VBG/wear a/DT cap/NN ./.",
+            "root 0 2; nsubj 2 1; det 4 3; dobj 2 4",
+            "( man , wear , cap )",
+        ),
+        (
+            "the tail of the dog",
+            "the/DT tail/NN of/IN the/DT dog/NN",
+            "root 0 2; det 2 1; case 5 3; det 5 4; nmod:of 2 5",
+            "( tail/dog , of , tail/dog )",
+        ),
+        (
+            "two men playing tennis",
+            "two/CD men/NNS/man playing/JJ tennis/NN",
+            "root 0 2; nummod 2 1; amod 4 3; dep 2 4",
+            "( man , is , two ) , ( tennis , is , playing )",
+        ),
+        (
+            "there are many ornaments in the tree",
+            "there/EX are/VBP/be many/JJ ornaments/NNS/ornament in/IN the/DT tree/NN",
+            "root 0 2; expl 2 1; nsubj 2 4; amod 4 3; case 7 5; det 7 6; nmod:in 2 7",
+            "( ornament , in , tree ) , ( ornament , is , many )",
+        ),
+        (
+            "the giraffe is on top of dirt",
+            "the/DT giraffe/NN is/VBZ/be on/IN top/NN of/IN dirt/NN",
+            "root 0 7; det 2 1; nsubj 7 2; cop 7 3; case 7 4; mwe 4 5; mwe 4 6",
+            "( giraffe , on top of , dirt )",
+        ),
+        (
+            "two pairs of scissors",
+            "two/CD pairs/NNS/pair of/IN scissors/NNS/scissors",
+            "root 0 2; nummod 2 1; case 4 3; nmod:of 2 4",
+            "( scissors , is , two )",
+        ),
+        (
+            "man riding an elephant",
+            "man/NN riding/VBG/ride an/DT/a elephant/NN",
+            "root 0 1; dep 1 2; dep 2 4; det 4 3",
+            "( man ) , ( elephant )",
+        ),
+    ];
+    for (phrase, toks, deps, want) in cases {
+        let t = tuples(&[sent(toks, deps)]);
+        let g = SceneGraph::from_tuples([t.as_slice()], synonyms(), true);
+        assert_eq!(render(&g), golden(want), "{phrase}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// invariants and corpus aggregation
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    const WORDS: &[&str] = &[
+        "man", "world", "homo", "dog", "dogs", "car", "auto", "red", "two", "2", "hold", "have",
+        "on", "sit on", "be in", "tail", "glass", "shorts", "small", "little",
+    ];
+
+    fn tuple_strategy() -> impl Strategy<Value = Tuple> {
+        let w = || proptest::sample::select(WORDS);
+        prop_oneof![
+            w().prop_map(|a| Tuple::of(&[a])),
+            (w(), w()).prop_map(|(a, b)| Tuple::of(&[a, b])),
+            (w(), w(), w()).prop_map(|(a, b, c)| Tuple::of(&[a, b, c])),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// A candidate identical to the only reference scores F = 1 (any-match on identical
+        /// graphs), and precision is never above 1.
+        #[test]
+        fn identical_candidate_scores_one(t in proptest::collection::vec(tuple_strategy(), 1..12)) {
+            let img = image_score_tuples(&t, std::slice::from_ref(&t), synonyms(), true, false);
+            prop_assert_eq!(img.all.f, Some(1.0));
+            let img2 = image_score_tuples(&t, std::slice::from_ref(&t), synonyms(), false, false);
+            prop_assert_eq!(img2.all.f, Some(1.0));
+        }
+
+        /// Per-image scores do not depend on the batch order, and each stays with its id.
+        #[test]
+        fn corpus_order_does_not_move_scores(
+            items in proptest::collection::vec(
+                (proptest::collection::vec(tuple_strategy(), 0..6),
+                 proptest::collection::vec(tuple_strategy(), 1..8)), 1..8),
+        ) {
+            let syn = synonyms();
+            let graphs: Vec<SceneGraph> = items
+                .iter()
+                .map(|(_, r)| SceneGraph::from_tuples([r.as_slice()], syn, true))
+                .collect();
+            let fwd: Vec<SpiceInput<'_, usize>> = items
+                .iter()
+                .zip(&graphs)
+                .enumerate()
+                .map(|(i, ((c, _), g))| SpiceInput { id: i, candidate: c, references: g })
+                .collect();
+            let mut rev = fwd.clone();
+            rev.reverse();
+            let a = score_corpus(&fwd, syn, false);
+            let b = score_corpus(&rev, syn, false);
+            prop_assert_eq!(a.score.to_bits(), b.score.to_bits());
+            for (id, img) in &a.images {
+                let other = &b.images.iter().find(|(j, _)| j == id).unwrap().1;
+                prop_assert_eq!(img, other);
+                prop_assert!(img.all.precision.unwrap() <= 1.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn corpus_score_uses_sorted_ids() {
+    // pycocoevalcap orders images by sorted id before numpy's pairwise mean.
+    let syn = synonyms();
+    let refs =
+        SceneGraph::from_tuples([tl(&["(dog)", "(dog,red)", "(cat)"]).as_slice()], syn, true);
+    let cands: Vec<Vec<Tuple>> = vec![
+        tl(&["(dog)"]),
+        tl(&["(dog)", "(dog,red)"]),
+        tl(&["(cat)", "(bird)"]),
+    ];
+    let items: Vec<SpiceInput<'_, &str>> = ["b", "c", "a"]
+        .iter()
+        .zip(&cands)
+        .map(|(id, c)| SpiceInput {
+            id: *id,
+            candidate: c,
+            references: &refs,
+        })
+        .collect();
+    let corpus = score_corpus(&items, syn, false);
+    assert_eq!(corpus.images[0].0, "b");
+    assert_eq!(corpus.images[0].1.all.tp, 1);
+    let f = |i: usize| corpus.images[i].1.all.f.unwrap();
+    assert_eq!(
+        corpus.score,
+        capscore::metrics::numpy_mean(&[f(2), f(0), f(1)])
     );
 }

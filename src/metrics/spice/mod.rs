@@ -362,6 +362,56 @@ pub fn image_score_tuples(
     image_score(&c, &r, detailed)
 }
 
+/// One image of a corpus: its id, the candidate's tuples and the image's merged reference
+/// graph (build it with [`SceneGraph::from_tuples`] and keep it per dataset).
+#[derive(Debug, Clone, Copy)]
+pub struct SpiceInput<'a, K> {
+    /// Image id.
+    pub id: K,
+    /// The candidate caption's tuples.
+    pub candidate: &'a [Tuple],
+    /// The merged graph of all references of the image.
+    pub references: &'a SceneGraph,
+}
+
+/// Corpus SPICE: per-image results keyed by their own ids, and the corpus score.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpiceCorpus<K> {
+    /// Per-image results, in input order, each with its own image id.
+    pub images: Vec<(K, SpiceImage)>,
+    /// The mean of the per-image `All` F in pycocoevalcap's order (sorted image ids).
+    pub score: f64,
+}
+
+/// Scores a corpus on the current rayon pool. The candidate graph of each image is built
+/// with the reference graph's `use_synsets` setting. The corpus score is numpy's mean over
+/// the images sorted by id, as pycocoevalcap computes it (its pairwise summation makes the
+/// order visible in the last bits); per-image results stay attached to their own ids.
+pub fn score_corpus<K>(
+    items: &[SpiceInput<'_, K>],
+    syn: &dyn SynsetLookup,
+    detailed: bool,
+) -> SpiceCorpus<K>
+where
+    K: Ord + Clone + Send + Sync,
+{
+    use rayon::prelude::*;
+    let images: Vec<(K, SpiceImage)> = items
+        .par_iter()
+        .map(|it| {
+            let cg = SceneGraph::from_tuples([it.candidate], syn, it.references.use_synsets);
+            (it.id.clone(), image_score(&cg, it.references, detailed))
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..images.len()).collect();
+    order.sort_by(|&a, &b| images[a].0.cmp(&images[b].0));
+    let fs: Vec<f64> = order.iter().map(|&i| images[i].1.all.f_or_nan()).collect();
+    SpiceCorpus {
+        score: super::numpy_mean(&fs),
+        images,
+    }
+}
+
 /// The corpus score as pycocoevalcap reports it: numpy's mean of the per-image `All` F
 /// (NaN for no images).
 pub fn mean_all_f(images: &[SpiceImage]) -> f64 {

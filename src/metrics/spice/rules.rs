@@ -178,6 +178,10 @@ impl<'a> Graph<'a> {
     fn lem(&self, n: usize) -> String {
         java_trim(&self.s.tokens[n].lemma).to_lowercase()
     }
+    /// True when `b` is immediately after `a` (adjacent positions).
+    fn follows(&self, b: usize, a: usize) -> bool {
+        u64::from(self.pos(b)) == u64::from(self.pos(a)) + 1
+    }
     /// Java hash key of a vertex (Appendix A).
     fn key(&self, n: usize) -> u64 {
         29 * self.sentence + u64::from(self.pos(n))
@@ -336,7 +340,7 @@ fn match_q(g: &Graph, pattern: QPattern, q: usize) -> Option<QMatch> {
                 continue;
             }
             for (_, of) in g.children_by(n, |r| r == "case") {
-                if g.word(of).to_lowercase() != "of" || g.pos(of) != g.pos(q) + 1 {
+                if g.word(of).to_lowercase() != "of" || !g.follows(of, q) {
                     continue;
                 }
                 if pattern == QPattern::Q3
@@ -344,7 +348,7 @@ fn match_q(g: &Graph, pattern: QPattern, q: usize) -> Option<QMatch> {
                     && !g
                         .children_by(n, |r| r == "det")
                         .iter()
-                        .any(|&(_, d)| g.pos(d) == g.pos(of) + 1)
+                        .any(|&(_, d)| g.follows(d, of))
                 {
                     continue;
                 }
