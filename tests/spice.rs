@@ -1145,3 +1145,36 @@ fn corpus_score_uses_sorted_ids() {
         capscore::metrics::numpy_mean(&[f(2), f(0), f(1)])
     );
 }
+
+#[test]
+fn appendix_a_hash_order_of_children() {
+    // Children iterate by Java hash bucket: key mod 16 while a node has <= 12 children, the
+    // key being the position (first sentence) or 29*s + position (sentence s).
+    let mut toks: Vec<String> = (1..=16).map(|i| format!("w{i}/XX")).collect();
+    toks[2] = "red/JJ".into();
+    toks.push("big/JJ".into());
+    toks.push("car/NN".into());
+    let s = sent(&toks.join(" "), "root 0 18; amod 18 3; amod 18 17");
+    assert_eq!(
+        tuples(&[s]),
+        vec![tup("(car,big)"), tup("(car,red)"), tup("(car)")]
+    );
+    let one = || {
+        sent(
+            "the/DT red/JJ big/JJ car/NN",
+            "root 0 4; det 4 1; amod 4 2; amod 4 3",
+        )
+    };
+    assert_eq!(
+        tuples(&[one(), one()]),
+        vec![
+            tup("(car,red)"),
+            tup("(car,big)"),
+            tup("(car)"),
+            // sentence 1: keys 31, 32 fall in buckets 15 and 0
+            tup("(car,big)"),
+            tup("(car,red)"),
+            tup("(car)"),
+        ]
+    );
+}
