@@ -1178,3 +1178,22 @@ fn appendix_a_hash_order_of_children() {
         ]
     );
 }
+
+#[test]
+fn reference_graph_round_trips_through_serde() {
+    let g = SceneGraph::from_tuples(
+        [tl(&["(car)", "(automobile,red)", "(man,car,drive)"]).as_slice()],
+        synonyms(),
+        true,
+    );
+    let json = serde_json::to_string(&g).unwrap();
+    let back: SceneGraph = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, g);
+    let cand = SceneGraph::from_tuples([tl(&["(auto)"]).as_slice()], synonyms(), true);
+    assert_eq!(
+        image_score(&cand, &back, false),
+        image_score(&cand, &g, false)
+    );
+    let bad = json.replacen("\"target\":0", "\"target\":9", 1);
+    assert!(serde_json::from_str::<SceneGraph>(&bad).is_err());
+}

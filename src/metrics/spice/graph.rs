@@ -208,6 +208,7 @@ pub struct Edge {
 /// A reference graph depends only on the reference tuples and the synonym data, so it can
 /// be built once per dataset and reused (it is `Clone` and serde-serializable).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "SceneGraphRepr")]
 pub struct SceneGraph {
     /// Nodes in creation order.
     pub nodes: Vec<Node>,
@@ -218,6 +219,35 @@ pub struct SceneGraph {
     /// How many times a node or attribute merge had more than one equally good target, i.e.
     /// where the official tool's choice is run-dependent.
     pub ties: u32,
+}
+
+/// The serialized form of a [`SceneGraph`], checked on the way in.
+#[derive(Deserialize)]
+struct SceneGraphRepr {
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    use_synsets: bool,
+    #[serde(default)]
+    ties: u32,
+}
+
+impl TryFrom<SceneGraphRepr> for SceneGraph {
+    type Error = String;
+    fn try_from(g: SceneGraphRepr) -> Result<Self, String> {
+        let n = g.nodes.len();
+        if let Some(e) = g.edges.iter().find(|e| e.source >= n || e.target >= n) {
+            return Err(format!(
+                "scene graph edge {} -> {} names a node out of range ({n} nodes)",
+                e.source, e.target
+            ));
+        }
+        Ok(SceneGraph {
+            nodes: g.nodes,
+            edges: g.edges,
+            use_synsets: g.use_synsets,
+            ties: g.ties,
+        })
+    }
 }
 
 impl SceneGraph {

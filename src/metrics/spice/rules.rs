@@ -422,6 +422,15 @@ fn pronouns(g: &mut Graph) {
     };
     let mut by_pos = g.vertices.clone();
     by_pos.sort_by_key(|&n| (g.pos(n), n));
+    // Children by increasing position, computed once (the graph does not change until all
+    // antecedents are found).
+    let kids: Vec<Vec<usize>> = (0..g.s.tokens.len())
+        .map(|x| {
+            let mut k = g.children(x);
+            k.sort_by_key(|&c| (g.pos(c), c));
+            k
+        })
+        .collect();
     let mut resolved = Vec::new();
     for p in by_pos {
         if g.pos(p) <= 1 || !is_prp(g.tag(p)) || g.in_edges(p).is_empty() {
@@ -439,9 +448,7 @@ fn pronouns(g: &mut Graph) {
                 found = Some(x);
                 break;
             }
-            let mut kids = g.children(x);
-            kids.sort_by_key(|&c| (g.pos(c), c));
-            for c in kids {
+            for &c in &kids[x] {
                 if !seen[c] {
                     seen[c] = true;
                     queue.push_back(c);
