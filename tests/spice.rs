@@ -1197,3 +1197,32 @@ fn reference_graph_round_trips_through_serde() {
     let bad = json.replacen("\"target\":0", "\"target\":9", 1);
     assert!(serde_json::from_str::<SceneGraph>(&bad).is_err());
 }
+
+#[test]
+fn flickr8k_candidate_tuple_counts() {
+    // Official candidate tuple counts (tp + fp) from golden/spice/flickr8k_dev.jsonl, e.g.
+    // items 2224450291_4c133fabe8, 200771289_31902164a7, 150387174_24825cf871.
+    let cases = [
+        (
+            "two/CD men/NNS/man holding/VBG/hold their/PRP$/they fishing/NN poles/NNS/pole",
+            "root 0 2; nummod 2 1; acl 2 3; dobj 3 6; nmod:poss 6 4; compound 6 5",
+            5,
+        ),
+        (
+            "a/DT man/NN stands/VBZ/stand next/RB to/TO a/DT bus/NN",
+            "root 0 3; det 2 1; nsubj 3 2; nmod:next_to 3 7; case 7 4; mwe 4 5; det 7 6",
+            3,
+        ),
+        (
+            "a/DT motocross/NN bike/NN is/VBZ/be being/VBG/be ridden/VBN/ride over/IN rocks/NNS/rock",
+            "root 0 6; det 3 1; compound 3 2; nsubjpass 6 3; aux 6 4; auxpass 6 5; case 8 7; \
+             nmod:over 6 8",
+            3,
+        ),
+    ];
+    for (toks, deps, official) in cases {
+        let t = tuples(&[sent(toks, deps)]);
+        let g = SceneGraph::from_tuples([t.as_slice()], synonyms(), true);
+        assert_eq!(g.tuples().len(), official, "{toks}");
+    }
+}
