@@ -5,6 +5,7 @@ pub mod bleu;
 pub mod cider;
 pub mod meteor;
 pub mod rouge;
+pub mod spice;
 
 /// The mean of `values` as numpy computes `np.mean` for a float64 array: pairwise summation
 /// (blocks of 8 accumulators below 128 elements, halving above), then division by the count
