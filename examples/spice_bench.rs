@@ -1,6 +1,6 @@
 //! Times SPICE scoring (not parsing): 5,000 images, one candidate and 5 references each, as
 //! tuple lists recombined from the committed oracle fixture (Visual Genome phrase tuples of
-//! the official parser). Needs `$CAPSCORE_CACHE_DIR/synonym/english.{synsets,exceptions}`.
+//! the official parser). Needs the METEOR synonym data in the resource cache (`capscore fetch`).
 //!
 //! `cargo run --release --example spice_bench [THREADS]` (default 2).
 
@@ -8,7 +8,8 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use capscore::metrics::spice::{image_score, mean_all_f, SceneGraph, SynsetMemo, Synsets, Tuple};
+use capscore::metrics::meteor::Synonyms;
+use capscore::metrics::spice::{image_score, mean_all_f, SceneGraph, SynsetMemo, Tuple};
 use rayon::prelude::*;
 
 /// CPU time of the whole process (user + system), from /proc/self/stat (Linux; 10 ms ticks).
@@ -28,14 +29,9 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(2);
-    let dir = PathBuf::from(std::env::var_os("CAPSCORE_CACHE_DIR").expect("CAPSCORE_CACHE_DIR"))
-        .join("synonym");
+    let dir = capscore::metrics::meteor::resource_dir(&capscore::resources::default_cache_dir());
     let t = Instant::now();
-    let syn = Synsets::from_files(
-        &dir.join("english.synsets"),
-        &dir.join("english.exceptions"),
-    )
-    .expect("synonym data");
+    let syn = Synonyms::load(&dir).expect("synonym data (run `capscore fetch`)");
     eprintln!("synonym data loaded in {:.3} s", t.elapsed().as_secs_f64());
 
     let path =

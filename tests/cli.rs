@@ -49,7 +49,9 @@ fn output_has_aggregate_and_per_image_in_candidate_order_with_ids_as_given() {
         &json!([{"image_id": 5, "caption": "people on a bench"}, {"image_id": 7, "caption": "a man surfing"},
                  {"image_id": 3, "caption": "a dog on grass"}]),
     );
-    let out = score(&refs, &cands, &[]);
+    // Default metrics: pycocoevalcap's set, METEOR included (its data comes from the cache,
+    // offline: the suite fetches it first).
+    let out = score(&refs, &cands, &["--offline"]);
     assert!(
         out.status.success(),
         "{}",
@@ -59,7 +61,7 @@ fn output_has_aggregate_and_per_image_in_candidate_order_with_ids_as_given() {
     let keys: Vec<&String> = v["aggregate"].as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
-        ["Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "ROUGE_L", "CIDEr"]
+        ["Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "METEOR", "ROUGE_L", "CIDEr"]
     );
     let ids: Vec<&Value> = v["per_image"]
         .as_array()
@@ -235,5 +237,39 @@ fn tokenize_outputs_one_line_per_caption() {
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         "a man riding a wave\n\ntwo dogs playing\n"
+    );
+}
+
+#[test]
+fn offline_without_resources_skips_default_meteor_and_rejects_explicit_meteor() {
+    let d = tempfile::tempdir().unwrap();
+    let refs = write(d.path(), "refs.json", &refs_map());
+    let cands = write(d.path(), "cands.json", &json!({"3": "a dog"}));
+    let empty = d.path().join("empty-cache");
+    let out = score(
+        &refs,
+        &cands,
+        &["--offline", "--cache-dir", empty.to_str().unwrap()],
+    );
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["aggregate"].get("METEOR").is_none());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("METEOR skipped"));
+    let out = score(
+        &refs,
+        &cands,
+        &[
+            "--offline",
+            "--metrics",
+            "meteor",
+            "--cache-dir",
+            empty.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("capscore fetch") && err.contains("missing"),
+        "{err}"
     );
 }

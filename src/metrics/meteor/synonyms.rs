@@ -108,6 +108,16 @@ impl Synonyms {
         self.synsets.is_empty()
     }
 
+    /// The synset ids listed for exactly `key`, or `None` when `key` is not in the file.
+    pub fn direct(&self, key: &str) -> Option<&[u32]> {
+        self.synsets.get(key).map(|b| &b[..])
+    }
+
+    /// The base forms `english.exceptions` lists for the inflected form `form`, in file order.
+    pub fn exception_bases(&self, form: &str) -> Option<&[Box<str>]> {
+        self.exceptions.get(form).map(|v| &v[..])
+    }
+
     /// `SYN(w)`: the synset ids listed for exactly `w` (sorted, deduplicated).
     pub fn syn(&self, w: &str) -> &[u32] {
         self.synsets.get(w).map(|b| &b[..]).unwrap_or(&[])

@@ -34,7 +34,7 @@
 //! Synonym data: Meteor 1.5's `english.synsets` and `english.exceptions` (spec §8.1), read
 //! through [`SynsetLookup`]: the implementor supplies the two raw look-ups, and the SPICE
 //! key normalisation and exceptions-or-`morph` fallback ([`concept_synsets`], the same
-//! `S(w)` as METEOR's synonym module) are built on them. [`Synsets::from_files`] loads the
+//! `S(w)` as METEOR's synonym module) are built on them. [`crate::metrics::meteor::synonyms::Synonyms`] (the shared resource cache) loads the
 //! files; [`SynsetMemo`] precomputes `syn(x)` for a dataset's strings.
 //!
 //! Input: [`ParsedSentence`] numbers tokens 1.. in list order; the graph's vertices are the
@@ -51,9 +51,7 @@ use serde::{Deserialize, Serialize};
 
 pub use graph::{Concept, Edge, GraphTuple, Node, SceneGraph};
 pub use sentence::{Dependency, ParsedSentence, SentenceError, Token};
-pub use synsets::{
-    concept_synsets, lookup_key, morph, SynsetLookup, SynsetMemo, Synsets, SynsetsError,
-};
+pub use synsets::{concept_synsets, lookup_key, morph, SynsetLookup, SynsetMemo};
 
 /// A string tuple in SPICE's internal order: `[object]`, `[object, attribute]` or
 /// `[subject, object, relation]` (relation last).

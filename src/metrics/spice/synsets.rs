@@ -5,10 +5,6 @@
 //! The raw data is read through [`SynsetLookup`] so that the crate's shared resource cache
 //! (which METEOR uses too) can back it; [`Synsets`] is a plain loader for two files on disk.
 
-use std::fs;
-use std::io;
-use std::path::{Path, PathBuf};
-
 use rustc_hash::FxHashMap;
 
 /// Raw access to the two Meteor synonym files. Everything SPICE derives from them
@@ -20,7 +16,7 @@ pub trait SynsetLookup: Sync {
     fn direct(&self, key: &str) -> Option<&[u32]>;
     /// The base forms `english.exceptions` lists for the inflected form `form`, in file
     /// order, or `None` when `form` is not listed as an inflected form.
-    fn exception_bases(&self, form: &str) -> Option<&[String]>;
+    fn exception_bases(&self, form: &str) -> Option<&[Box<str>]>;
     /// `syn(x)` of a concept string (spec §8.2), sorted and without duplicates. The default
     /// computes it with [`concept_synsets`]; [`SynsetMemo`] answers from a precomputed table.
     fn concept_synsets(&self, text: &str) -> Vec<u32> {
@@ -66,7 +62,7 @@ impl SynsetLookup for SynsetMemo<'_> {
     fn direct(&self, key: &str) -> Option<&[u32]> {
         self.inner.direct(key)
     }
-    fn exception_bases(&self, form: &str) -> Option<&[String]> {
+    fn exception_bases(&self, form: &str) -> Option<&[Box<str>]> {
         self.inner.exception_bases(form)
     }
     fn concept_synsets(&self, text: &str) -> Vec<u32> {
@@ -77,103 +73,14 @@ impl SynsetLookup for SynsetMemo<'_> {
     }
 }
 
-/// The synonym data loaded from `english.synsets` and `english.exceptions`.
-#[derive(Debug, Default, Clone)]
-pub struct Synsets {
-    synsets: FxHashMap<Box<str>, Box<[u32]>>,
-    bases: FxHashMap<Box<str>, Vec<String>>,
-}
-
-/// Why the synonym files could not be loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum SynsetsError {
-    /// A file could not be read.
-    #[error("cannot read {path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        source: io::Error,
-    },
-    /// A synset id line held something other than decimal integers.
-    #[error("{path}: line {line}: bad synset id {token:?}")]
-    BadId {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line number.
-        line: usize,
-        /// The offending token.
-        token: String,
-    },
-}
-
-impl Synsets {
-    /// Loads `english.synsets` and `english.exceptions` (formats: spec METEOR-resources §2).
-    pub fn from_files(synsets: &Path, exceptions: &Path) -> Result<Self, SynsetsError> {
-        let read = |p: &Path| {
-            fs::read_to_string(p).map_err(|source| SynsetsError::Io {
-                path: p.to_path_buf(),
-                source,
-            })
-        };
-        Self::from_texts(&read(synsets)?, &read(exceptions)?).map_err(|e| match e {
-            SynsetsError::BadId { line, token, .. } => SynsetsError::BadId {
-                path: synsets.to_path_buf(),
-                line,
-                token,
-            },
-            other => other,
-        })
-    }
-
-    /// Parses the contents of the two files (pairs of lines: key, then values).
-    pub fn from_texts(synsets: &str, exceptions: &str) -> Result<Self, SynsetsError> {
-        let mut map = FxHashMap::default();
-        let mut lines = synsets.split('\n').enumerate();
-        while let (Some((_, key)), Some((n, ids))) = (lines.next(), lines.next()) {
-            let mut v = Vec::new();
-            for tok in ids.split_ascii_whitespace() {
-                let id = tok.parse::<u32>().map_err(|_| SynsetsError::BadId {
-                    path: PathBuf::new(),
-                    line: n + 1,
-                    token: tok.to_string(),
-                })?;
-                v.push(id);
-            }
-            v.sort_unstable();
-            v.dedup();
-            map.insert(key.into(), v.into_boxed_slice());
-        }
-        let mut bases: FxHashMap<Box<str>, Vec<String>> = FxHashMap::default();
-        let mut lines = exceptions.split('\n');
-        while let (Some(base), Some(forms)) = (lines.next(), lines.next()) {
-            for form in forms.split_ascii_whitespace() {
-                bases.entry(form.into()).or_default().push(base.to_string());
-            }
-        }
-        Ok(Synsets {
-            synsets: map,
-            bases,
-        })
-    }
-
-    /// Number of words in `english.synsets`.
-    pub fn len(&self) -> usize {
-        self.synsets.len()
-    }
-
-    /// True when no synonym data is loaded.
-    pub fn is_empty(&self) -> bool {
-        self.synsets.is_empty()
-    }
-}
-
-impl SynsetLookup for Synsets {
+/// The synonym data is METEOR's, loaded once by the shared resource cache
+/// ([`crate::resources`]): `english.synsets` and `english.exceptions` of Meteor 1.5.
+impl SynsetLookup for crate::metrics::meteor::synonyms::Synonyms {
     fn direct(&self, key: &str) -> Option<&[u32]> {
-        self.synsets.get(key).map(|v| &v[..])
+        self.direct(key)
     }
-    fn exception_bases(&self, form: &str) -> Option<&[String]> {
-        self.bases.get(form).map(|v| &v[..])
+    fn exception_bases(&self, form: &str) -> Option<&[Box<str>]> {
+        self.exception_bases(form)
     }
 }
 
@@ -275,8 +182,8 @@ pub fn concept_synsets<S: SynsetLookup + ?Sized>(syn: &S, text: &str) -> Vec<u32
 mod tests {
     use super::*;
 
-    fn tiny() -> Synsets {
-        Synsets::from_texts(
+    fn tiny() -> crate::metrics::meteor::Synonyms {
+        crate::metrics::meteor::Synonyms::from_texts(
             "dog\n1 2\nman\n3 4\nglass\n5\nshort\n6\n",
             "man\nmen\nax axis\naxes\n",
         )
