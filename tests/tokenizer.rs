@@ -67,6 +67,15 @@ fn val2014_stream_parity() {
         .map(|k| format!("{:?}\n  got  {:?}\n  want {:?}", raw[k], got[k], want[k]))
         .collect();
     report("val2014", &bad, raw.len());
+    // The general scanner alone (no fast path): raw PTB line, then the filter.
+    let bad: Vec<String> = (0..raw.len())
+        .filter_map(|k| {
+            let following = ptb::following_text(&raw[k + 1..]);
+            let got = ptb::filter_line(&ptb::ptb_line(&raw[k], following.as_deref()));
+            (got != want[k]).then(|| format!("{:?} scanner got {got:?} want {:?}", raw[k], want[k]))
+        })
+        .collect();
+    report("val2014 (scanner)", &bad, raw.len());
 }
 
 #[test]

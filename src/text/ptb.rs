@@ -36,6 +36,12 @@
 //! letters, URL/e-mail-like tokens made of symbols, acronym prefixes glued to words, `[.!?]`
 //! between letters near other punctuation). None of these shapes occur in COCO captions.
 //!
+//! # Speed
+//! Captions made only of ASCII letters, spaces, `,`, `.` and letter-hyphen-letter joins (most
+//! COCO captions) take a byte-level fast path (`fast_tokenize`) that returns exactly
+//! what the scanner plus filter would; anything else (and every case where the following text
+//! could matter) falls back to the general scanner.
+//!
 //! Lookahead contract: only a line whose last non-blank character is `.` can depend on the
 //! following text; inside the following text a line break behaves like a space.
 
@@ -58,14 +64,20 @@ pub fn tokenize_stream<S: AsRef<str> + Sync>(captions: &[S]) -> Vec<String> {
     (0..captions.len())
         .into_par_iter()
         .with_min_len(256)
-        .map(|k| match captions.get(k + 1) {
-            // Common case: a non-blank next caption is the whole relevant context.
-            Some(n) if !n.as_ref().chars().all(is_space_or_break) => {
-                tokenize_one(captions[k].as_ref(), Some(n.as_ref()))
+        .map(|k| {
+            let cap = captions[k].as_ref();
+            if let Some(out) = fast_tokenize(cap) {
+                return out;
             }
-            _ => {
-                let following = following_text(&captions[k + 1..]);
-                tokenize_one(captions[k].as_ref(), following.as_deref())
+            match captions.get(k + 1) {
+                // Common case: a non-blank next caption is the whole relevant context.
+                Some(n) if !n.as_ref().chars().all(is_space_or_break) => {
+                    slow_tokenize(cap, Some(n.as_ref()))
+                }
+                _ => {
+                    let following = following_text(&captions[k + 1..]);
+                    slow_tokenize(cap, following.as_deref())
+                }
             }
         })
         .collect()
@@ -76,13 +88,114 @@ pub fn tokenize_stream<S: AsRef<str> + Sync>(captions: &[S]) -> Vec<String> {
 /// `\n` up to and including the first non-blank one, as [`following_text`] builds it), or
 /// `None` at the end of the stream. Returns the filtered tokenized caption.
 pub fn tokenize_one(caption: &str, next: Option<&str>) -> String {
+    fast_tokenize(caption).unwrap_or_else(|| slow_tokenize(caption, next))
+}
+
+/// The general path: full scanner, then the punctuation filter.
+fn slow_tokenize(caption: &str, next: Option<&str>) -> String {
     filter_line(&ptb_line(caption, next))
+}
+
+/// `ABBR_KEEP`, `ABBR_SENT` and `ABBR_NUM` together, sorted (checked by a unit test).
+const ABBR_ALL_SORTED: &[&str] = &[
+    "adj", "adm", "al", "ala", "apr", "ariz", "ark", "art", "aug", "ave", "blvd", "bros", "ca",
+    "calif", "capt", "cf", "cmdr", "co", "col", "colo", "comdr", "conn", "corp", "cos", "cpl",
+    "ct", "dak", "dec", "del", "dept", "det", "dr", "esq", "est", "etc", "ext", "feb", "fig",
+    "figs", "fla", "fri", "ft", "ga", "gen", "gov", "hon", "ill", "inc", "ind", "insp", "jan",
+    "jos", "jr", "jul", "jun", "kan", "kans", "ky", "la", "lt", "ltd", "maj", "mar", "mass", "md",
+    "messrs", "mich", "minn", "miss", "mo", "mon", "mont", "mr", "mrs", "ms", "mt", "neb", "nev",
+    "no", "nov", "oct", "okla", "op", "ore", "pa", "penn", "ph", "pp", "prof", "prop", "pvt", "rd",
+    "rep", "rev", "sen", "sep", "sept", "sgt", "sr", "st", "supt", "tenn", "tex", "thu", "thurs",
+    "tue", "tues", "va", "vs", "vt", "wash", "wed", "wis", "wisc", "wyo",
+];
+
+/// Abbreviations whose trailing period the scanner may treat specially (all lists), any case.
+fn is_listed_abbrev(w: &[u8]) -> bool {
+    if w.len() > 6 {
+        return false;
+    }
+    let mut buf = [0u8; 6];
+    let lw = &mut buf[..w.len()];
+    lw.copy_from_slice(w);
+    lw.make_ascii_lowercase();
+    ABBR_ALL_SORTED
+        .binary_search_by(|a| a.as_bytes().cmp(lw))
+        .is_ok()
+}
+
+/// Fast path for the common caption shape, `None` when the general scanner is needed.
+///
+/// Handles captions made only of ASCII letters, spaces, LF, `,`, `.` and hyphens strictly
+/// between two letters. On such input the scanner's result is: every maximal run of letters
+/// and letter-hyphen-letter joins is one word (lower-cased; `cannot`/`gonna`/... split), every
+/// other character is either skipped (space, LF) or becomes a punctuation token that the
+/// filter removes (`,`, `.`, `...`). It bails out (returns `None`) whenever another rule could
+/// apply: a period between two letters (acronyms, `a.b`), a period after a single letter or
+/// after a listed abbreviation (the only places where the following text matters), a period
+/// directly followed by a comma (it stays on the word), or a hyphen not between letters.
+/// Equivalence with the general path is checked on all goldens and by a differential proptest.
+fn fast_tokenize(caption: &str) -> Option<String> {
+    let b = caption.as_bytes();
+    let n = b.len();
+    let mut out = String::with_capacity(n + 2);
+    let mut i = 0;
+    while i < n {
+        let c = b[i];
+        if !c.is_ascii_alphabetic() {
+            match c {
+                b' ' | b'\n' | b',' | b'.' => {
+                    i += 1;
+                    continue;
+                }
+                _ => return None,
+            }
+        }
+        let start = i;
+        i += 1;
+        loop {
+            while i < n && b[i].is_ascii_alphabetic() {
+                i += 1;
+            }
+            if i + 1 < n && b[i] == b'-' && b[i + 1].is_ascii_alphabetic() {
+                i += 2;
+                continue;
+            }
+            break;
+        }
+        let w = &b[start..i];
+        match b.get(i) {
+            Some(b'.')
+                if w.len() == 1
+                    || (i + 1 < n && (b[i + 1].is_ascii_alphabetic() || b[i + 1] == b','))
+                    || is_listed_abbrev(w) =>
+            {
+                return None
+            }
+            Some(b'-') => return None,
+            _ => {}
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if w.len() == 5 || w.len() == 6 {
+            if let Some((x, y)) = split_special_bytes(w) {
+                out.push_str(x);
+                out.push(' ');
+                out.push_str(y);
+                continue;
+            }
+        }
+        // ASCII boundaries: a valid slice of the caption; lower-cased once at the end.
+        out.push_str(&caption[start..i]);
+    }
+    out.make_ascii_lowercase();
+    Some(out)
 }
 
 /// Tokenize one caption with a lookahead class instead of the following text (same result as
 /// [`tokenize_one`] with any following text of that class).
 pub fn tokenize_with_class(caption: &str, class: LookaheadClass) -> String {
-    filter_line(&ptb_line(caption, class.synthetic_text()))
+    fast_tokenize(caption).unwrap_or_else(|| slow_tokenize(caption, class.synthetic_text()))
 }
 
 /// The text following a caption in the stream, as [`tokenize_one`] expects it: `None` at the
@@ -1202,6 +1315,22 @@ fn is_acronym(core: &[char]) -> bool {
     })
 }
 
+/// [`split_special`] on an ASCII word of any case.
+fn split_special_bytes(w: &[u8]) -> Option<(&'static str, &'static str)> {
+    const SPLIT: [(&str, &str, &str); 6] = [
+        ("cannot", "can", "not"),
+        ("gonna", "gon", "na"),
+        ("wanna", "wan", "na"),
+        ("gotta", "got", "ta"),
+        ("lemme", "lem", "me"),
+        ("gimme", "gim", "me"),
+    ];
+    SPLIT
+        .iter()
+        .find(|(x, _, _)| x.as_bytes().eq_ignore_ascii_case(w))
+        .map(|&(_, a, b)| (a, b))
+}
+
 fn split_special(lw: &str) -> Option<(&'static str, &'static str)> {
     Some(match lw {
         "cannot" => ("can", "not"),
@@ -1262,6 +1391,107 @@ fn apos_word_ok(lw: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const NEXTS: [Option<&str>; 10] = [
+        None,
+        Some("x"),
+        Some("X"),
+        Some("5"),
+        Some("A "),
+        Some("The dog"),
+        Some("\nA dog"),
+        Some("<b> dog"),
+        Some(" 5"),
+        Some(". dog"),
+    ];
+
+    /// The fast path, where it answers, equals the general scanner for every following text.
+    fn check_fast(s: &str) {
+        if let Some(fast) = fast_tokenize(s) {
+            for next in NEXTS {
+                assert_eq!(fast, slow_tokenize(s, next), "{s:?} next {next:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn fast_path_matches_scanner_exhaustive() {
+        // Every string of length <= 5 over an alphabet covering the fast path's rules.
+        let alpha = ['a', 'S', 't', ' ', '.', ',', '-', '\n'];
+        let mut cur = vec![String::new()];
+        let mut answered = 0;
+        for _ in 0..5 {
+            let mut nxt = Vec::new();
+            for s in &cur {
+                for c in alpha {
+                    let mut t = s.clone();
+                    t.push(c);
+                    answered += usize::from(fast_tokenize(&t).is_some());
+                    check_fast(&t);
+                    nxt.push(t);
+                }
+            }
+            cur = nxt;
+        }
+        assert!(answered > 5_000);
+    }
+
+    #[test]
+    fn fast_path_bails_out_where_needed() {
+        for s in [
+            "a dog a.",
+            "Mr. Smith",
+            "U.S. flag",
+            "a.b",
+            "St.",
+            "no.",
+            "dog.,",
+            "a-",
+            "-a",
+            "a--b",
+            "it's",
+            "1 dog",
+            "a\r\nb",
+            "a\tb",
+            "caf\u{e9}",
+            "Co.",
+            "etc.",
+            "Calif.",
+        ] {
+            assert!(fast_tokenize(s).is_none(), "{s:?}");
+        }
+        assert_eq!(
+            fast_tokenize("A Dog, cannot.. GONNA-be x-ray\n").as_deref(),
+            Some("a dog can not gonna-be x-ray")
+        );
+        assert_eq!(fast_tokenize("Cannot").as_deref(), Some("can not"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        #[test]
+        fn fast_path_matches_scanner(parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "a", "A", "I", "x", "dog", "Dog", "DOG", "cannot", "Cannot", "GONNA", "wanna",
+                "gotta", "lemme", "gimme", "cannots", "gonnas", "st", "St", "ST", "no", "No",
+                "etc", "Etc", "co", "Mr", "mrs", "calif", "messrs", "wash", "Wash", "pa", "fig",
+                "figs", "prop", "art", "ca", "aug", "blvd", "ave", "sept", "thurs", "and",
+                "the", "The", "ab", "abc", "abcdefghij", " ", "  ", "\n", ",", ".", "..", "...",
+                "....", "-", "--", "x-ray", "a-b",
+            ]), 0..10)) {
+            check_fast(&parts.concat());
+        }
+    }
+
+    #[test]
+    fn abbreviation_union_is_sorted_and_complete() {
+        let mut all: Vec<&str> = [ABBR_KEEP, ABBR_SENT, ABBR_NUM].concat();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all, ABBR_ALL_SORTED);
+        assert!(all.iter().all(|a| a.len() <= 6));
+    }
 
     #[test]
     fn basics() {
