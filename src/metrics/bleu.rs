@@ -113,7 +113,9 @@ impl BleuStats {
         let mut p = 1.0f64;
         for (k, o) in out.iter_mut().enumerate() {
             p *= (self.correct[k] as f64 + TINY) / (self.guess[k] as f64 + SMALL);
-            *o = p.powf(1.0 / (k as f64 + 1.0));
+            // black_box: with a known exponent of 0.5, LLVM rewrites pow(p, 0.5) as sqrt(p),
+            // which differs from glibc's pow (what Python calls) in the last bit for some p.
+            *o = p.powf(std::hint::black_box(1.0 / (k as f64 + 1.0)));
         }
         let ratio = self.ratio();
         if ratio < 1.0 {
@@ -172,6 +174,20 @@ mod tests {
         assert_eq!(b[1], 0.4288819423302449);
         assert_eq!(b[2], 0.30326532974343484);
         assert_eq!(b[3], 4.8730396877742594e-05);
+    }
+
+    /// Regression: `pow(p, 0.5)` must be glibc's pow, not sqrt (LLVM rewrites a constant 0.5
+    /// exponent). Image 529944 of the 5,000-image benchmark set: pycocoevalcap gives Bleu_2 =
+    /// 0.6831300509235523, sqrt gives 0.6831300509235522.
+    #[test]
+    fn bleu2_uses_pow_not_sqrt() {
+        let s = BleuStats {
+            testlen: 10,
+            reflen: 10,
+            guess: [10, 9, 8, 7],
+            correct: [7, 6, 4, 3],
+        };
+        assert_eq!(s.scores()[1], 0.6831300509235523);
     }
 
     #[test]
