@@ -61,7 +61,8 @@ impl TokenInfo {
 pub(crate) struct Sentence {
     pub jh: Vec<i32>,
     pub sk: Vec<i32>,
-    /// (synset id, token position), sorted.
+    /// (synset id, token position), in token order; sorted after [`Sentence::index_synonyms`]
+    /// (done for the hypothesis, which is matched against every reference).
     pub syn: Vec<(u32, u32)>,
     pub fw: Vec<bool>,
     /// Table phrases, by start then length.
@@ -71,6 +72,11 @@ pub(crate) struct Sentence {
 }
 
 impl Sentence {
+    /// Sorts the (synset id, position) pairs so that they can be searched by id.
+    pub fn index_synonyms(&mut self) {
+        self.syn.sort_unstable();
+    }
+
     pub fn len(&self) -> usize {
         self.jh.len()
     }
@@ -97,7 +103,6 @@ impl Sentence {
             ids.push(t.pid);
             s.syn.extend(t.syn.iter().map(|&id| (id, pos as u32)));
         }
-        s.syn.sort_unstable();
         s.spans = para.spans_cached(&ids, prefix_cache);
         s.spans_by_key = s.spans.clone();
         s.spans_by_key.sort_by_key(|s| (s.key, s.start));
@@ -198,28 +203,15 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> Cands {
             }
         }
     }
-    // Synonyms: mark every (i, j) sharing a synset id by merging the sorted (id, pos) lists.
+    // Synonyms: mark every (i, j) sharing a synset id (the hypothesis' pairs are sorted by id).
     let mut shared = vec![false; m * n];
     let mut any = false;
-    let (hs, rs) = (&h.syn, &r.syn);
-    let (mut x, mut y) = (0usize, 0usize);
-    while x < hs.len() && y < rs.len() {
-        let (a, b) = (hs[x].0, rs[y].0);
-        if a < b {
-            x += 1;
-        } else if a > b {
-            y += 1;
-        } else {
-            let x_end = x + hs[x..].iter().take_while(|e| e.0 == a).count();
-            let y_end = y + rs[y..].iter().take_while(|e| e.0 == a).count();
-            for &(_, i) in &hs[x..x_end] {
-                for &(_, j) in &rs[y..y_end] {
-                    shared[i as usize * n + j as usize] = true;
-                    any = true;
-                }
-            }
-            x = x_end;
-            y = y_end;
+    let hs = &h.syn;
+    for &(id, j) in &r.syn {
+        let lo = hs.partition_point(|e| e.0 < id);
+        for &(_, i) in hs[lo..].iter().take_while(|e| e.0 == id) {
+            shared[i as usize * n + j as usize] = true;
+            any = true;
         }
     }
     if any {

@@ -285,7 +285,8 @@ impl Meteor {
         if refs.is_empty() {
             return Err(MeteorError::NoReferences);
         }
-        let h = self.prepare(hyp)?;
+        let mut h = self.prepare(hyp)?;
+        h.index_synonyms();
         let mut best: Option<SegmentStats> = None;
         let mut best_score = -1.0f64;
         for r in refs {

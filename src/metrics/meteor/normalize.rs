@@ -75,6 +75,35 @@ pub fn tokens(s: &str) -> impl Iterator<Item = &str> {
     s.split(is_token_delim).filter(|t| !t.is_empty())
 }
 
+/// Characters rule 2 leaves alone: ALNUM, JSPACE, `.`, `'`, `` ` ``, `,`, `-`, U+2018, U+2019.
+fn rule2_kept(c: char) -> bool {
+    c.is_ascii_digit()
+        || is_alpha(c)
+        || matches!(
+            c,
+            ' ' | '\t'
+                | '\n'
+                | '\u{0B}'
+                | '\u{0C}'
+                | '\r'
+                | '.'
+                | '\''
+                | '`'
+                | ','
+                | '-'
+                | '\u{2018}'
+                | '\u{2019}'
+        )
+}
+
+/// The `WS_RUN` characters of rule 12 other than U+0020.
+fn is_ws_run_not_space(c: char) -> bool {
+    matches!(
+        c,
+        '\u{A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
+}
+
 fn is_alpha(c: char) -> bool {
     matches!(c,
         'A'..='Z' | 'a'..='z' | '\u{C0}'..='\u{D6}' | '\u{D8}'..='\u{F6}' | '\u{F8}'..='\u{17E}'
@@ -151,23 +180,35 @@ impl Normalizer {
 
     /// The rules applied literally (no fast path).
     fn normalize_rules(&self, text: &str) -> String {
+        // Each pattern below needs a literal character to match; a pass is skipped when the text
+        // lacks it (the pass would change nothing).
         // 1.
         let mut w = format!(" {text} ");
         // 2.
-        w = rep(&self.r2, w, " ${1} ");
+        if !w.chars().all(rule2_kept) {
+            w = rep(&self.r2, w, " ${1} ");
+        }
         // 3.
-        w = rep(&self.r3a, w, " DOTMULTI${1}");
+        if w.contains("..") {
+            w = rep(&self.r3a, w, " DOTMULTI${1}");
+        }
         while w.contains("DOTMULTI.") {
             w = rep(&self.r3b, w, "DOTDOTMULTI ${1}");
             w = w.replace("DOTMULTI.", "DOTDOTMULTI");
         }
         // 4.
-        w = rep(&self.r4a, w, "${1} , ${2}");
-        w = rep(&self.r4b, w, "${1} , ${2}");
-        w = rep(&self.r4c, w, "${1} , ${2}");
+        if w.contains(',') {
+            w = rep(&self.r4a, w, "${1} , ${2}");
+            w = rep(&self.r4b, w, "${1} , ${2}");
+            w = rep(&self.r4c, w, "${1} , ${2}");
+        }
         // 5.
-        w = rep(&self.r5a, w, "'");
-        w = rep(&self.r5b, w, " \" ");
+        if w.contains(['`', '\u{2018}', '\u{2019}']) {
+            w = rep(&self.r5a, w, "'");
+        }
+        if w.contains(['\u{201C}', '\u{201D}']) || w.contains("''") {
+            w = rep(&self.r5b, w, " \" ");
+        }
         // 6.
         if w.contains('\u{2013}') {
             w = w.replace('\u{2013}', "-");
@@ -176,13 +217,17 @@ impl Normalizer {
             w = w.replace("--", "-");
         }
         // 7.
-        w = rep(&self.r7, w, "${1} ${2}");
+        if w.contains('-') {
+            w = rep(&self.r7, w, "${1} ${2}");
+        }
         // 8.
-        w = rep(&self.r8a, w, "${1} ' ${2}");
-        w = rep(&self.r8b, w, "${1} ' ${2}");
-        w = rep(&self.r8c, w, "${1} ' ${2}");
-        w = rep(&self.r8d, w, "${1} '${2}");
-        w = rep(&self.r8e, w, "${1} '${2}");
+        if w.contains('\'') {
+            w = rep(&self.r8a, w, "${1} ' ${2}");
+            w = rep(&self.r8b, w, "${1} ' ${2}");
+            w = rep(&self.r8c, w, "${1} ' ${2}");
+            w = rep(&self.r8d, w, "${1} '${2}");
+            w = rep(&self.r8e, w, "${1} '${2}");
+        }
         // 9.
         w = self.dots_at_token_ends(&w);
         // 10.
@@ -193,7 +238,9 @@ impl Normalizer {
             w = w.replace("DOTMULTI", ".");
         }
         // 12.
-        w = rep(&self.r12, w, " ");
+        if w.contains("  ") || w.contains(is_ws_run_not_space) {
+            w = rep(&self.r12, w, " ");
+        }
         java_trim(&w).to_string()
     }
 
