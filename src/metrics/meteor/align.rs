@@ -360,9 +360,10 @@ fn align_w<const W: usize>(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -
         }
     }
     // Arena of chosen matches: (candidate id, previous node).
-    let mut arena: Vec<(u32, u32)> = Vec::new();
-    let mut next: Vec<Path<W>> = vec![p0];
-    let mut paths: Vec<Path<W>> = Vec::new();
+    let mut arena: Vec<(u32, u32)> = Vec::with_capacity(64 * n + 16);
+    let mut next: Vec<Path<W>> = Vec::with_capacity(4 * BEAM);
+    next.push(p0);
+    let mut paths: Vec<Path<W>> = Vec::with_capacity(4 * BEAM);
     for cur in 0..=n {
         std::mem::swap(&mut paths, &mut next);
         next.clear();

@@ -104,6 +104,27 @@ fn is_ws_run_not_space(c: char) -> bool {
     )
 }
 
+/// Exact shortcut: on ASCII letters, digits and TOKEN_DELIMS only (and no `DOTMULTI`
+/// placeholder), no rule but the whitespace handling of rules 9 and 12 can change anything, so
+/// the result is the tokens joined by single spaces.
+fn fast_path(text: &str) -> Option<String> {
+    if text.contains("DOTMULTI")
+        || !text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b.is_ascii_whitespace())
+    {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    for t in tokens(text) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(t);
+    }
+    Some(out)
+}
+
 fn is_alpha(c: char) -> bool {
     matches!(c,
         'A'..='Z' | 'a'..='z' | '\u{C0}'..='\u{D6}' | '\u{D8}'..='\u{F6}' | '\u{F8}'..='\u{17E}'
@@ -158,24 +179,10 @@ impl Normalizer {
 
     /// Rules 1–12 of spec §3.2 (no lowercasing).
     pub fn normalize(&self, text: &str) -> String {
-        // Fast path, exact by construction: on ASCII letters, digits and TOKEN_DELIMS only (and no
-        // `DOTMULTI` placeholder), no rule but the whitespace handling of rules 9 and 12 can
-        // change anything, so the result is the tokens joined by single spaces.
-        if !text.contains("DOTMULTI")
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b.is_ascii_whitespace())
-        {
-            let mut out = String::with_capacity(text.len());
-            for t in tokens(text) {
-                if !out.is_empty() {
-                    out.push(' ');
-                }
-                out.push_str(t);
-            }
-            return out;
+        match fast_path(text) {
+            Some(out) => out,
+            None => self.normalize_rules(text),
         }
-        self.normalize_rules(text)
     }
 
     /// The rules applied literally (no fast path).
@@ -247,7 +254,13 @@ impl Normalizer {
     /// Normalise, then lowercase (Java `toLowerCase`, locale-independent): the text the
     /// aligner tokenises.
     pub fn normalize_lower(&self, text: &str) -> String {
-        self.normalize(text).to_lowercase()
+        match fast_path(text) {
+            Some(mut out) => {
+                out.make_ascii_lowercase();
+                out
+            }
+            None => self.normalize_rules(text).to_lowercase(),
+        }
     }
 
     fn dots_at_token_ends(&self, w: &str) -> String {
@@ -303,6 +316,11 @@ mod tests {
                 s.push_str(pieces[((seed >> (k * 4)) % pieces.len() as u64) as usize]);
             }
             assert_eq!(n.normalize(&s), n.normalize_rules(&s), "{s:?}");
+            assert_eq!(
+                n.normalize_lower(&s),
+                n.normalize_rules(&s).to_lowercase(),
+                "{s:?}"
+            );
         }
     }
 

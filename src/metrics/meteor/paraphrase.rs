@@ -322,7 +322,7 @@ impl ParaphraseTable {
         const EXACT: u64 = 0;
         const PREFIX: u64 = 1;
         const STOP: u64 = 2;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(2 * ids.len());
         for s in 0..ids.len() {
             let mut key: u128 = 0;
             let t0 = ids[s] as usize;
@@ -392,7 +392,7 @@ impl ParaphraseTable {
         if lo == hi || other.is_empty() {
             return;
         }
-        if hi - lo <= 4 * other.len() {
+        if hi - lo <= other.len() {
             // Merge.
             let (mut x, mut y) = (lo, 0usize);
             while x < hi && y < other.len() {
@@ -413,10 +413,14 @@ impl ParaphraseTable {
                 }
             }
         } else {
-            let mut y = 0usize;
-            while y < other.len() {
+            // Binary search per distinct other key; keys ascend, so the window only shrinks.
+            let first = self.pair(lo).0;
+            let last = self.pair(hi - 1).0;
+            let mut a = lo;
+            let mut y = other.partition_point(|s| s.key < first);
+            while y < other.len() && other[y].key <= last {
                 let q = other[y].key;
-                let (mut a, mut b) = (lo, hi);
+                let mut b = hi;
                 while a < b {
                     let mid = a + (b - a) / 2;
                     if self.pair(mid).0 < q {
@@ -436,6 +440,8 @@ impl ParaphraseTable {
                             f(ord, *sp);
                         }
                     }
+                } else {
+                    break;
                 }
                 y = z;
             }
