@@ -104,7 +104,7 @@ pub struct Meteor {
 static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Most entries of the per-thread token cache before it is emptied.
-const TOKEN_CACHE_MAX: usize = 1 << 18;
+const TOKEN_CACHE_MAX: usize = 1 << 16;
 
 /// Per-thread memo of token facts (hash, stem hash, synsets, ...) and paraphrase-prefix lookups,
 /// tagged by the [`Meteor`] instance it belongs to.
@@ -159,16 +159,23 @@ impl Meteor {
         }
         let (para, synonyms) = std::thread::scope(|s| {
             let para = s.spawn(|| -> Result<ParaphraseTable, ResourceError> {
+                let t = std::time::Instant::now();
                 let bytes = std::fs::read(&para_path).map_err(|e| ResourceError::Io {
                     path: para_path.clone(),
                     source: e,
                 })?;
-                ParaphraseTable::from_bytes(bytes).map_err(|msg| ResourceError::Format {
-                    file: para_path.clone(),
-                    msg,
-                })
+                let read = t.elapsed();
+                let table =
+                    ParaphraseTable::from_bytes(bytes).map_err(|msg| ResourceError::Format {
+                        file: para_path.clone(),
+                        msg,
+                    });
+                tracing::debug!(?read, total = ?t.elapsed(), "METEOR paraphrase table loaded");
+                table
             });
+            let t = std::time::Instant::now();
             let syn = Synonyms::load(&dir);
+            tracing::debug!(elapsed = ?t.elapsed(), "METEOR synonyms loaded");
             let para = para.join().unwrap_or_else(|_| {
                 Err(ResourceError::Format {
                     file: para_path.clone(),

@@ -161,7 +161,7 @@ pub struct ParaphraseTable {
 }
 
 /// Most entries of a [`PrefixCache`] before it is emptied.
-const PREFIX_CACHE_MAX: usize = 1 << 20;
+const PREFIX_CACHE_MAX: usize = 1 << 18;
 
 /// Memo of prefix lookups for [`ParaphraseTable::spans_cached`].
 #[derive(Debug, Default)]
@@ -241,7 +241,19 @@ impl ParaphraseTable {
             return Err(bad());
         }
         t.first = first;
-        if t.offs(n_keys) as usize != n_pairs {
+        // Validate the index so that no lookup can go out of bounds on a damaged file.
+        let le = |c: &[u8]| u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        let mut prev = 0u32;
+        let mut monotonic = true;
+        for c in t.data[offs_at..pairs_at].chunks_exact(4) {
+            let o = le(c);
+            monotonic &= o >= prev;
+            prev = o;
+        }
+        let keys_ok = t.data[pairs_at..]
+            .chunks_exact(8)
+            .all(|c| (le(c) as usize) < n_keys);
+        if !monotonic || prev as usize != n_pairs || !keys_ok {
             return Err(bad());
         }
         Ok(t)
