@@ -181,7 +181,45 @@ impl Cands {
     }
 }
 
-fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> Cands {
+/// Paraphrase work shared by all references of one segment.
+#[derive(Debug, Default)]
+pub(crate) struct SegmentMemo {
+    /// Reference-side phrase key → its paraphrases in the hypothesis, as sorted
+    /// (ordinal, hyp start, hyp length).
+    ref_side: rustc_hash::FxHashMap<u32, Vec<(u32, u32, u32)>>,
+    /// Per hypothesis span (index into `h.spans`): (ordinal, paraphrase key) of its paraphrases
+    /// that occur in at least one reference, sorted.
+    hyp_side: Vec<Vec<(u32, u32)>>,
+}
+
+impl SegmentMemo {
+    pub fn new(h: &Sentence, refs: &[Sentence], para: &ParaphraseTable) -> SegmentMemo {
+        let mut union: Vec<Span> = refs
+            .iter()
+            .flat_map(|r| r.spans_by_key.iter().copied())
+            .collect();
+        union.sort_unstable_by_key(|s| s.key);
+        union.dedup_by_key(|s| s.key);
+        let hyp_side = h
+            .spans
+            .iter()
+            .map(|sp| {
+                let mut v = Vec::new();
+                if para.has_paraphrases(sp.key) {
+                    para.matches(sp.key, &union, |ord, q| v.push((ord, q.key)));
+                    v.sort_unstable();
+                }
+                v
+            })
+            .collect();
+        SegmentMemo {
+            ref_side: Default::default(),
+            hyp_side,
+        }
+    }
+}
+
+fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable, seg: &mut SegmentMemo) -> Cands {
     let (m, n) = (h.len(), r.len());
     let mut c = Cands::new(m, n);
     let identical = m == n && h.jh == r.jh;
@@ -223,30 +261,41 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> Cands {
             }
         }
     }
-    // (a) reference phrases whose paraphrase occurs in the hypothesis.
-    let mut found: Vec<(u32, u32, u32)> = Vec::new();
+    // (a) reference phrases whose paraphrase occurs in the hypothesis (memoised per segment:
+    // the references of one image share many phrases).
     for sp in &r.spans {
         if !para.has_paraphrases(sp.key) {
             continue;
         }
-        found.clear();
-        para.matches(sp.key, &h.spans_by_key, |ord, hs| {
-            found.push((ord, hs.start, hs.len))
+        let found = seg.ref_side.entry(sp.key).or_insert_with(|| {
+            let mut v = Vec::new();
+            para.matches(sp.key, &h.spans_by_key, |ord, hs| {
+                v.push((ord, hs.start, hs.len))
+            });
+            v.sort_unstable();
+            v
         });
-        found.sort_unstable();
-        for &(_, i, mlen) in &found {
+        for &(_, i, mlen) in found.iter() {
             c.add(sp.start, sp.len, i, mlen, PARAPHRASE);
         }
     }
-    // (b) hypothesis phrases whose paraphrase occurs in the reference.
-    for sp in &h.spans {
-        if !para.has_paraphrases(sp.key) {
+    // (b) hypothesis phrases whose paraphrase occurs in the reference (the paraphrases present
+    // in any reference were found once per segment).
+    let mut found: Vec<(u32, u32, u32)> = Vec::new();
+    for (k, sp) in h.spans.iter().enumerate() {
+        let Some(list) = seg.hyp_side.get(k) else {
+            continue;
+        };
+        if list.is_empty() {
             continue;
         }
         found.clear();
-        para.matches(sp.key, &r.spans_by_key, |ord, rs| {
-            found.push((ord, rs.start, rs.len))
-        });
+        for &(ord, q) in list {
+            let lo = r.spans_by_key.partition_point(|s| s.key < q);
+            for rs in r.spans_by_key[lo..].iter().take_while(|s| s.key == q) {
+                found.push((ord, rs.start, rs.len));
+            }
+        }
         found.sort_unstable();
         for &(_, j, len) in &found {
             c.add(j, len, sp.start, sp.len, PARAPHRASE);
@@ -320,20 +369,30 @@ pub const MAX_LEN: usize = 64 * 8;
 
 /// Aligns hypothesis `h` with reference `r` and returns the 23 statistics (spec §8).
 /// Both must have at most [`MAX_LEN`] tokens.
-pub(crate) fn align_stats(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> [u32; 23] {
+pub(crate) fn align_stats(
+    h: &Sentence,
+    r: &Sentence,
+    para: &ParaphraseTable,
+    seg: &mut SegmentMemo,
+) -> [u32; 23] {
     let longest = h.len().max(r.len());
     if longest <= 64 {
-        align_w::<1>(h, r, para)
+        align_w::<1>(h, r, para, seg)
     } else if longest <= 128 {
-        align_w::<2>(h, r, para)
+        align_w::<2>(h, r, para, seg)
     } else {
-        align_w::<8>(h, r, para)
+        align_w::<8>(h, r, para, seg)
     }
 }
 
-fn align_w<const W: usize>(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> [u32; 23] {
+fn align_w<const W: usize>(
+    h: &Sentence,
+    r: &Sentence,
+    para: &ParaphraseTable,
+    seg: &mut SegmentMemo,
+) -> [u32; 23] {
     let (m, n) = (h.len(), r.len());
-    let cands = candidates(h, r, para);
+    let cands = candidates(h, r, para, seg);
     let mut p0 = Path::<W> {
         used_h: [0; W],
         used_r: [0; W],

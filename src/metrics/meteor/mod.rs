@@ -294,12 +294,16 @@ impl Meteor {
         }
         let mut h = self.prepare(hyp)?;
         h.index_synonyms();
+        let rs = refs
+            .iter()
+            .map(|r| self.prepare(r))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut memo = align::SegmentMemo::new(&h, &rs, &self.paraphrases);
         let mut best: Option<SegmentStats> = None;
         let mut best_score = -1.0f64;
-        for r in refs {
-            let r = self.prepare(r)?;
+        for r in &rs {
             let st = SegmentStats {
-                v: align::align_stats(&h, &r, &self.paraphrases),
+                v: align::align_stats(&h, r, &self.paraphrases, &mut memo),
             };
             let sc = st.score();
             if sc > best_score {
