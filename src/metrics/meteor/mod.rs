@@ -36,6 +36,11 @@
 //! do. Limits: a caption longer than [`MAX_CAPTION_BYTES`] bytes or normalising to more than
 //! [`MAX_TOKENS`] tokens is rejected with [`MeteorError::TooLong`] (the beam search is quadratic
 //! in length; COCO captions have ~10 tokens).
+//!
+//! Performance notes: [`Meteor`] holds the compact paraphrase table (~95 MB, read in one go; no
+//! mmap, no `unsafe`) and the WordNet data (~25 MB). Each scoring thread keeps a bounded memo of
+//! per-token facts (hash, stem, synsets; ≤ 65,536 tokens) and of paraphrase-prefix lookups
+//! (≤ 262,144 entries), a few MB per thread; results never depend on it.
 
 pub mod align;
 pub mod jdouble;
