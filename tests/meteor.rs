@@ -379,3 +379,71 @@ fn fetch_refuses_a_corrupted_wheel() {
     let err = Meteor::load(&cache).expect_err("must fail");
     assert!(err.to_string().contains("capscore fetch"), "{err}");
 }
+
+#[test]
+fn fetch_is_idempotent_on_a_ready_cache() {
+    let dir = resources::default_cache_dir();
+    assert!(
+        resources::meteor_ready(&dir),
+        "METEOR resources are missing in {}: run `capscore fetch`",
+        dir.display()
+    );
+    let opts = resources::FetchOptions {
+        wheel_dir: None,
+        python: PathBuf::from("/nonexistent/python"),
+        allow_download: false,
+    };
+    let rep = resources::fetch_with(&dir, &opts).expect("ready cache needs no work");
+    assert!(rep.already_present);
+    assert_eq!(rep.files.len(), resources::JAR_FILES.len() + 1);
+}
+
+#[test]
+fn a_cache_with_a_damaged_file_is_not_ready() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join(resources::METEOR_SUBDIR);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let mut files = Vec::new();
+    for (_, name, sha) in resources::JAR_FILES {
+        std::fs::write(dir.join(name), b"x").expect("write");
+        files.push(resources::ManifestEntry {
+            file: name.into(),
+            bytes: 1,
+            sha256: sha.into(),
+            source: "test".into(),
+        });
+    }
+    std::fs::write(dir.join("paraphrase-en.bin"), b"CSMPARA1").expect("write");
+    files.push(resources::ManifestEntry {
+        file: "paraphrase-en.bin".into(),
+        bytes: 8,
+        sha256: "0".repeat(64),
+        source: "test".into(),
+    });
+    let manifest = resources::Manifest {
+        version: 1,
+        wheel_sha256: resources::WHEEL_SHA256.into(),
+        files,
+    };
+    std::fs::write(
+        dir.join(resources::MANIFEST_FILE),
+        serde_json::to_string(&manifest).expect("json"),
+    )
+    .expect("write");
+    assert!(resources::meteor_ready(tmp.path()));
+    // Full verification catches the wrong content ...
+    assert!(matches!(
+        resources::verify_meteor(tmp.path()),
+        Err(resources::ResourceError::Verify { .. })
+    ));
+    // ... and a truncated file is not even "ready".
+    std::fs::write(dir.join("english.words"), b"").expect("write");
+    assert!(!resources::meteor_ready(tmp.path()));
+    // A malformed table is reported, not a panic.
+    std::fs::write(dir.join("english.words"), b"x").expect("write");
+    let err = Meteor::load(tmp.path()).expect_err("malformed");
+    assert!(
+        matches!(err, resources::ResourceError::Format { .. }),
+        "{err}"
+    );
+}

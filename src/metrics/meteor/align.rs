@@ -61,7 +61,8 @@ impl TokenInfo {
 pub(crate) struct Sentence {
     pub jh: Vec<i32>,
     pub sk: Vec<i32>,
-    /// (synset id, token position), sorted.
+    /// (synset id, token position), in token order; sorted after [`Sentence::index_synonyms`]
+    /// (done for the hypothesis, which is matched against every reference).
     pub syn: Vec<(u32, u32)>,
     pub fw: Vec<bool>,
     /// Table phrases, by start then length.
@@ -71,6 +72,11 @@ pub(crate) struct Sentence {
 }
 
 impl Sentence {
+    /// Sorts the (synset id, position) pairs so that they can be searched by id.
+    pub fn index_synonyms(&mut self) {
+        self.syn.sort_unstable();
+    }
+
     pub fn len(&self) -> usize {
         self.jh.len()
     }
@@ -97,7 +103,6 @@ impl Sentence {
             ids.push(t.pid);
             s.syn.extend(t.syn.iter().map(|&id| (id, pos as u32)));
         }
-        s.syn.sort_unstable();
         s.spans = para.spans_cached(&ids, prefix_cache);
         s.spans_by_key = s.spans.clone();
         s.spans_by_key.sort_by_key(|s| (s.key, s.start));
@@ -176,7 +181,45 @@ impl Cands {
     }
 }
 
-fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> Cands {
+/// Paraphrase work shared by all references of one segment.
+#[derive(Debug, Default)]
+pub(crate) struct SegmentMemo {
+    /// Reference-side phrase key → its paraphrases in the hypothesis, as sorted
+    /// (ordinal, hyp start, hyp length).
+    ref_side: rustc_hash::FxHashMap<u32, Vec<(u32, u32, u32)>>,
+    /// Per hypothesis span (index into `h.spans`): (ordinal, paraphrase key) of its paraphrases
+    /// that occur in at least one reference, sorted.
+    hyp_side: Vec<Vec<(u32, u32)>>,
+}
+
+impl SegmentMemo {
+    pub fn new(h: &Sentence, refs: &[Sentence], para: &ParaphraseTable) -> SegmentMemo {
+        let mut union: Vec<Span> = refs
+            .iter()
+            .flat_map(|r| r.spans_by_key.iter().copied())
+            .collect();
+        union.sort_unstable_by_key(|s| s.key);
+        union.dedup_by_key(|s| s.key);
+        let hyp_side = h
+            .spans
+            .iter()
+            .map(|sp| {
+                let mut v = Vec::new();
+                if para.has_paraphrases(sp.key) {
+                    para.matches(sp.key, &union, |ord, q| v.push((ord, q.key)));
+                    v.sort_unstable();
+                }
+                v
+            })
+            .collect();
+        SegmentMemo {
+            ref_side: Default::default(),
+            hyp_side,
+        }
+    }
+}
+
+fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable, seg: &mut SegmentMemo) -> Cands {
     let (m, n) = (h.len(), r.len());
     let mut c = Cands::new(m, n);
     let identical = m == n && h.jh == r.jh;
@@ -198,28 +241,15 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> Cands {
             }
         }
     }
-    // Synonyms: mark every (i, j) sharing a synset id by merging the sorted (id, pos) lists.
+    // Synonyms: mark every (i, j) sharing a synset id (the hypothesis' pairs are sorted by id).
     let mut shared = vec![false; m * n];
     let mut any = false;
-    let (hs, rs) = (&h.syn, &r.syn);
-    let (mut x, mut y) = (0usize, 0usize);
-    while x < hs.len() && y < rs.len() {
-        let (a, b) = (hs[x].0, rs[y].0);
-        if a < b {
-            x += 1;
-        } else if a > b {
-            y += 1;
-        } else {
-            let x_end = x + hs[x..].iter().take_while(|e| e.0 == a).count();
-            let y_end = y + rs[y..].iter().take_while(|e| e.0 == a).count();
-            for &(_, i) in &hs[x..x_end] {
-                for &(_, j) in &rs[y..y_end] {
-                    shared[i as usize * n + j as usize] = true;
-                    any = true;
-                }
-            }
-            x = x_end;
-            y = y_end;
+    let hs = &h.syn;
+    for &(id, j) in &r.syn {
+        let lo = hs.partition_point(|e| e.0 < id);
+        for &(_, i) in hs[lo..].iter().take_while(|e| e.0 == id) {
+            shared[i as usize * n + j as usize] = true;
+            any = true;
         }
     }
     if any {
@@ -231,30 +261,41 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> Cands {
             }
         }
     }
-    // (a) reference phrases whose paraphrase occurs in the hypothesis.
-    let mut found: Vec<(u32, u32, u32)> = Vec::new();
+    // (a) reference phrases whose paraphrase occurs in the hypothesis (memoised per segment:
+    // the references of one image share many phrases).
     for sp in &r.spans {
         if !para.has_paraphrases(sp.key) {
             continue;
         }
-        found.clear();
-        para.matches(sp.key, &h.spans_by_key, |ord, hs| {
-            found.push((ord, hs.start, hs.len))
+        let found = seg.ref_side.entry(sp.key).or_insert_with(|| {
+            let mut v = Vec::new();
+            para.matches(sp.key, &h.spans_by_key, |ord, hs| {
+                v.push((ord, hs.start, hs.len))
+            });
+            v.sort_unstable();
+            v
         });
-        found.sort_unstable();
-        for &(_, i, mlen) in &found {
+        for &(_, i, mlen) in found.iter() {
             c.add(sp.start, sp.len, i, mlen, PARAPHRASE);
         }
     }
-    // (b) hypothesis phrases whose paraphrase occurs in the reference.
-    for sp in &h.spans {
-        if !para.has_paraphrases(sp.key) {
+    // (b) hypothesis phrases whose paraphrase occurs in the reference (the paraphrases present
+    // in any reference were found once per segment).
+    let mut found: Vec<(u32, u32, u32)> = Vec::new();
+    for (k, sp) in h.spans.iter().enumerate() {
+        let Some(list) = seg.hyp_side.get(k) else {
+            continue;
+        };
+        if list.is_empty() {
             continue;
         }
         found.clear();
-        para.matches(sp.key, &r.spans_by_key, |ord, rs| {
-            found.push((ord, rs.start, rs.len))
-        });
+        for &(ord, q) in list {
+            let lo = r.spans_by_key.partition_point(|s| s.key < q);
+            for rs in r.spans_by_key[lo..].iter().take_while(|s| s.key == q) {
+                found.push((ord, rs.start, rs.len));
+            }
+        }
         found.sort_unstable();
         for &(_, j, len) in &found {
             c.add(j, len, sp.start, sp.len, PARAPHRASE);
@@ -328,20 +369,30 @@ pub const MAX_LEN: usize = 64 * 8;
 
 /// Aligns hypothesis `h` with reference `r` and returns the 23 statistics (spec §8).
 /// Both must have at most [`MAX_LEN`] tokens.
-pub(crate) fn align_stats(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> [u32; 23] {
+pub(crate) fn align_stats(
+    h: &Sentence,
+    r: &Sentence,
+    para: &ParaphraseTable,
+    seg: &mut SegmentMemo,
+) -> [u32; 23] {
     let longest = h.len().max(r.len());
     if longest <= 64 {
-        align_w::<1>(h, r, para)
+        align_w::<1>(h, r, para, seg)
     } else if longest <= 128 {
-        align_w::<2>(h, r, para)
+        align_w::<2>(h, r, para, seg)
     } else {
-        align_w::<8>(h, r, para)
+        align_w::<8>(h, r, para, seg)
     }
 }
 
-fn align_w<const W: usize>(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -> [u32; 23] {
+fn align_w<const W: usize>(
+    h: &Sentence,
+    r: &Sentence,
+    para: &ParaphraseTable,
+    seg: &mut SegmentMemo,
+) -> [u32; 23] {
     let (m, n) = (h.len(), r.len());
-    let cands = candidates(h, r, para);
+    let cands = candidates(h, r, para, seg);
     let mut p0 = Path::<W> {
         used_h: [0; W],
         used_r: [0; W],
@@ -368,9 +419,10 @@ fn align_w<const W: usize>(h: &Sentence, r: &Sentence, para: &ParaphraseTable) -
         }
     }
     // Arena of chosen matches: (candidate id, previous node).
-    let mut arena: Vec<(u32, u32)> = Vec::new();
-    let mut next: Vec<Path<W>> = vec![p0];
-    let mut paths: Vec<Path<W>> = Vec::new();
+    let mut arena: Vec<(u32, u32)> = Vec::with_capacity(64 * n + 16);
+    let mut next: Vec<Path<W>> = Vec::with_capacity(4 * BEAM);
+    next.push(p0);
+    let mut paths: Vec<Path<W>> = Vec::with_capacity(4 * BEAM);
     for cur in 0..=n {
         std::mem::swap(&mut paths, &mut next);
         next.clear();

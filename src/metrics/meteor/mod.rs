@@ -36,6 +36,11 @@
 //! do. Limits: a caption longer than [`MAX_CAPTION_BYTES`] bytes or normalising to more than
 //! [`MAX_TOKENS`] tokens is rejected with [`MeteorError::TooLong`] (the beam search is quadratic
 //! in length; COCO captions have ~10 tokens).
+//!
+//! Performance notes: [`Meteor`] holds the compact paraphrase table (~95 MB, read in one go; no
+//! mmap, no `unsafe`) and the WordNet data (~25 MB). Each scoring thread keeps a bounded memo of
+//! per-token facts (hash, stem, synsets; ≤ 65,536 tokens) and of paraphrase-prefix lookups
+//! (≤ 262,144 entries), a few MB per thread; results never depend on it.
 
 pub mod align;
 pub mod jdouble;
@@ -104,7 +109,7 @@ pub struct Meteor {
 static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Most entries of the per-thread token cache before it is emptied.
-const TOKEN_CACHE_MAX: usize = 1 << 18;
+const TOKEN_CACHE_MAX: usize = 1 << 16;
 
 /// Per-thread memo of token facts (hash, stem hash, synsets, ...) and paraphrase-prefix lookups,
 /// tagged by the [`Meteor`] instance it belongs to.
@@ -159,16 +164,23 @@ impl Meteor {
         }
         let (para, synonyms) = std::thread::scope(|s| {
             let para = s.spawn(|| -> Result<ParaphraseTable, ResourceError> {
+                let t = std::time::Instant::now();
                 let bytes = std::fs::read(&para_path).map_err(|e| ResourceError::Io {
                     path: para_path.clone(),
                     source: e,
                 })?;
-                ParaphraseTable::from_bytes(bytes).map_err(|msg| ResourceError::Format {
-                    file: para_path.clone(),
-                    msg,
-                })
+                let read = t.elapsed();
+                let table =
+                    ParaphraseTable::from_bytes(bytes).map_err(|msg| ResourceError::Format {
+                        file: para_path.clone(),
+                        msg,
+                    });
+                tracing::debug!(?read, total = ?t.elapsed(), "METEOR paraphrase table loaded");
+                table
             });
+            let t = std::time::Instant::now();
             let syn = Synonyms::load(&dir);
+            tracing::debug!(elapsed = ?t.elapsed(), "METEOR synonyms loaded");
             let para = para.join().unwrap_or_else(|_| {
                 Err(ResourceError::Format {
                     file: para_path.clone(),
@@ -285,13 +297,18 @@ impl Meteor {
         if refs.is_empty() {
             return Err(MeteorError::NoReferences);
         }
-        let h = self.prepare(hyp)?;
+        let mut h = self.prepare(hyp)?;
+        h.index_synonyms();
+        let rs = refs
+            .iter()
+            .map(|r| self.prepare(r))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut memo = align::SegmentMemo::new(&h, &rs, &self.paraphrases);
         let mut best: Option<SegmentStats> = None;
         let mut best_score = -1.0f64;
-        for r in refs {
-            let r = self.prepare(r)?;
+        for r in &rs {
             let st = SegmentStats {
-                v: align::align_stats(&h, &r, &self.paraphrases),
+                v: align::align_stats(&h, r, &self.paraphrases, &mut memo),
             };
             let sc = st.score();
             if sc > best_score {

@@ -75,6 +75,56 @@ pub fn tokens(s: &str) -> impl Iterator<Item = &str> {
     s.split(is_token_delim).filter(|t| !t.is_empty())
 }
 
+/// Characters rule 2 leaves alone: ALNUM, JSPACE, `.`, `'`, `` ` ``, `,`, `-`, U+2018, U+2019.
+fn rule2_kept(c: char) -> bool {
+    c.is_ascii_digit()
+        || is_alpha(c)
+        || matches!(
+            c,
+            ' ' | '\t'
+                | '\n'
+                | '\u{0B}'
+                | '\u{0C}'
+                | '\r'
+                | '.'
+                | '\''
+                | '`'
+                | ','
+                | '-'
+                | '\u{2018}'
+                | '\u{2019}'
+        )
+}
+
+/// The `WS_RUN` characters of rule 12 other than U+0020.
+fn is_ws_run_not_space(c: char) -> bool {
+    matches!(
+        c,
+        '\u{A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
+}
+
+/// Exact shortcut: on ASCII letters, digits and TOKEN_DELIMS only (and no `DOTMULTI`
+/// placeholder), no rule but the whitespace handling of rules 9 and 12 can change anything, so
+/// the result is the tokens joined by single spaces.
+fn fast_path(text: &str) -> Option<String> {
+    if text.contains("DOTMULTI")
+        || !text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b.is_ascii_whitespace())
+    {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    for t in tokens(text) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(t);
+    }
+    Some(out)
+}
+
 fn is_alpha(c: char) -> bool {
     matches!(c,
         'A'..='Z' | 'a'..='z' | '\u{C0}'..='\u{D6}' | '\u{D8}'..='\u{F6}' | '\u{F8}'..='\u{17E}'
@@ -129,45 +179,43 @@ impl Normalizer {
 
     /// Rules 1–12 of spec §3.2 (no lowercasing).
     pub fn normalize(&self, text: &str) -> String {
-        // Fast path, exact by construction: on ASCII letters, digits and TOKEN_DELIMS only (and no
-        // `DOTMULTI` placeholder), no rule but the whitespace handling of rules 9 and 12 can
-        // change anything, so the result is the tokens joined by single spaces.
-        if !text.contains("DOTMULTI")
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b.is_ascii_whitespace())
-        {
-            let mut out = String::with_capacity(text.len());
-            for t in tokens(text) {
-                if !out.is_empty() {
-                    out.push(' ');
-                }
-                out.push_str(t);
-            }
-            return out;
+        match fast_path(text) {
+            Some(out) => out,
+            None => self.normalize_rules(text),
         }
-        self.normalize_rules(text)
     }
 
     /// The rules applied literally (no fast path).
     fn normalize_rules(&self, text: &str) -> String {
+        // Each pattern below needs a literal character to match; a pass is skipped when the text
+        // lacks it (the pass would change nothing).
         // 1.
         let mut w = format!(" {text} ");
         // 2.
-        w = rep(&self.r2, w, " ${1} ");
+        if !w.chars().all(rule2_kept) {
+            w = rep(&self.r2, w, " ${1} ");
+        }
         // 3.
-        w = rep(&self.r3a, w, " DOTMULTI${1}");
+        if w.contains("..") {
+            w = rep(&self.r3a, w, " DOTMULTI${1}");
+        }
         while w.contains("DOTMULTI.") {
             w = rep(&self.r3b, w, "DOTDOTMULTI ${1}");
             w = w.replace("DOTMULTI.", "DOTDOTMULTI");
         }
         // 4.
-        w = rep(&self.r4a, w, "${1} , ${2}");
-        w = rep(&self.r4b, w, "${1} , ${2}");
-        w = rep(&self.r4c, w, "${1} , ${2}");
+        if w.contains(',') {
+            w = rep(&self.r4a, w, "${1} , ${2}");
+            w = rep(&self.r4b, w, "${1} , ${2}");
+            w = rep(&self.r4c, w, "${1} , ${2}");
+        }
         // 5.
-        w = rep(&self.r5a, w, "'");
-        w = rep(&self.r5b, w, " \" ");
+        if w.contains(['`', '\u{2018}', '\u{2019}']) {
+            w = rep(&self.r5a, w, "'");
+        }
+        if w.contains(['\u{201C}', '\u{201D}']) || w.contains("''") {
+            w = rep(&self.r5b, w, " \" ");
+        }
         // 6.
         if w.contains('\u{2013}') {
             w = w.replace('\u{2013}', "-");
@@ -176,13 +224,17 @@ impl Normalizer {
             w = w.replace("--", "-");
         }
         // 7.
-        w = rep(&self.r7, w, "${1} ${2}");
+        if w.contains('-') {
+            w = rep(&self.r7, w, "${1} ${2}");
+        }
         // 8.
-        w = rep(&self.r8a, w, "${1} ' ${2}");
-        w = rep(&self.r8b, w, "${1} ' ${2}");
-        w = rep(&self.r8c, w, "${1} ' ${2}");
-        w = rep(&self.r8d, w, "${1} '${2}");
-        w = rep(&self.r8e, w, "${1} '${2}");
+        if w.contains('\'') {
+            w = rep(&self.r8a, w, "${1} ' ${2}");
+            w = rep(&self.r8b, w, "${1} ' ${2}");
+            w = rep(&self.r8c, w, "${1} ' ${2}");
+            w = rep(&self.r8d, w, "${1} '${2}");
+            w = rep(&self.r8e, w, "${1} '${2}");
+        }
         // 9.
         w = self.dots_at_token_ends(&w);
         // 10.
@@ -193,14 +245,22 @@ impl Normalizer {
             w = w.replace("DOTMULTI", ".");
         }
         // 12.
-        w = rep(&self.r12, w, " ");
+        if w.contains("  ") || w.contains(is_ws_run_not_space) {
+            w = rep(&self.r12, w, " ");
+        }
         java_trim(&w).to_string()
     }
 
     /// Normalise, then lowercase (Java `toLowerCase`, locale-independent): the text the
     /// aligner tokenises.
     pub fn normalize_lower(&self, text: &str) -> String {
-        self.normalize(text).to_lowercase()
+        match fast_path(text) {
+            Some(mut out) => {
+                out.make_ascii_lowercase();
+                out
+            }
+            None => self.normalize_rules(text).to_lowercase(),
+        }
     }
 
     fn dots_at_token_ends(&self, w: &str) -> String {
@@ -256,6 +316,11 @@ mod tests {
                 s.push_str(pieces[((seed >> (k * 4)) % pieces.len() as u64) as usize]);
             }
             assert_eq!(n.normalize(&s), n.normalize_rules(&s), "{s:?}");
+            assert_eq!(
+                n.normalize_lower(&s),
+                n.normalize_rules(&s).to_lowercase(),
+                "{s:?}"
+            );
         }
     }
 

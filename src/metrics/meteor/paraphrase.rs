@@ -161,7 +161,7 @@ pub struct ParaphraseTable {
 }
 
 /// Most entries of a [`PrefixCache`] before it is emptied.
-const PREFIX_CACHE_MAX: usize = 1 << 20;
+const PREFIX_CACHE_MAX: usize = 1 << 18;
 
 /// Memo of prefix lookups for [`ParaphraseTable::spans_cached`].
 #[derive(Debug, Default)]
@@ -241,7 +241,19 @@ impl ParaphraseTable {
             return Err(bad());
         }
         t.first = first;
-        if t.offs(n_keys) as usize != n_pairs {
+        // Validate the index so that no lookup can go out of bounds on a damaged file.
+        let le = |c: &[u8]| u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        let mut prev = 0u32;
+        let mut monotonic = true;
+        for c in t.data[offs_at..pairs_at].chunks_exact(4) {
+            let o = le(c);
+            monotonic &= o >= prev;
+            prev = o;
+        }
+        let keys_ok = t.data[pairs_at..]
+            .chunks_exact(8)
+            .all(|c| (le(c) as usize) < n_keys);
+        if !monotonic || prev as usize != n_pairs || !keys_ok {
             return Err(bad());
         }
         Ok(t)
@@ -322,7 +334,7 @@ impl ParaphraseTable {
         const EXACT: u64 = 0;
         const PREFIX: u64 = 1;
         const STOP: u64 = 2;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(2 * ids.len());
         for s in 0..ids.len() {
             let mut key: u128 = 0;
             let t0 = ids[s] as usize;
@@ -392,7 +404,7 @@ impl ParaphraseTable {
         if lo == hi || other.is_empty() {
             return;
         }
-        if hi - lo <= 4 * other.len() {
+        if hi - lo <= other.len() {
             // Merge.
             let (mut x, mut y) = (lo, 0usize);
             while x < hi && y < other.len() {
@@ -413,10 +425,14 @@ impl ParaphraseTable {
                 }
             }
         } else {
-            let mut y = 0usize;
-            while y < other.len() {
+            // Binary search per distinct other key; keys ascend, so the window only shrinks.
+            let first = self.pair(lo).0;
+            let last = self.pair(hi - 1).0;
+            let mut a = lo;
+            let mut y = other.partition_point(|s| s.key < first);
+            while y < other.len() && other[y].key <= last {
                 let q = other[y].key;
-                let (mut a, mut b) = (lo, hi);
+                let mut b = hi;
                 while a < b {
                     let mid = a + (b - a) / 2;
                     if self.pair(mid).0 < q {
@@ -436,6 +452,8 @@ impl ParaphraseTable {
                             f(ord, *sp);
                         }
                     }
+                } else {
+                    break;
                 }
                 y = z;
             }
