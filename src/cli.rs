@@ -1,4 +1,4 @@
-//! The command line: `capscore score`, `capscore tokenize`.
+//! The command line: `capscore score`, `capscore tokenize`, `capscore serve`.
 //!
 //! Exit codes: 0 success; 2 bad input or usage (one line on stderr naming what is wrong, and no
 //! output file written); 1 anything else (I/O failure writing the output, ...).
@@ -28,6 +28,8 @@ pub enum Command {
     Score(ScoreArgs),
     /// Tokenize captions (one per line) exactly as pycocoevalcap's tokenizer step does.
     Tokenize(TokenizeArgs),
+    /// Run the HTTP service.
+    Serve(crate::server::ServeArgs),
 }
 
 /// `capscore score`.
@@ -111,6 +113,7 @@ pub fn run(cli: Cli, stdout: &mut dyn Write) -> Result<(), CliError> {
     match cli.command {
         Command::Score(a) => score(a, stdout),
         Command::Tokenize(a) => tokenize(a, stdout),
+        Command::Serve(a) => crate::server::run(a).map_err(CliError::Other),
     }
 }
 

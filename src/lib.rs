@@ -5,7 +5,9 @@
 
 pub mod cli;
 pub mod corpus;
+pub mod dataset;
 pub mod engine;
 pub mod input;
 pub mod metrics;
+pub mod server;
 pub mod text;
