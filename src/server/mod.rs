@@ -152,6 +152,16 @@ pub fn build_state_with(
     keys: auth::Keys,
     hooks: routes::Hook,
 ) -> Result<AppState, String> {
+    build_state_full(cfg, keys, hooks, state::Resources::default())
+}
+
+/// [`build_state_with`] with explicit resource readiness.
+pub fn build_state_full(
+    cfg: &ServeArgs,
+    keys: auth::Keys,
+    hooks: routes::Hook,
+    resources: state::Resources,
+) -> Result<AppState, String> {
     let compute = state::Compute::new(
         cfg.threads,
         cfg.max_concurrent,
@@ -176,7 +186,7 @@ pub fn build_state_with(
             max_caption_chars: cfg.max_caption_chars,
         },
         compute,
-        resources: state::Resources::default(),
+        resources,
         hooks,
         request_timeout: Duration::from_secs_f64(cfg.request_timeout.max(0.001) + 5.0),
         max_requests: cfg.max_requests.max(1),

@@ -48,11 +48,24 @@ pub struct App {
 /// tables, SPICE's models) add an arm to [`Resources::status`]; the match is exhaustive so a
 /// new metric cannot be served without a decision here.
 #[derive(Debug, Clone, Default)]
-pub struct Resources {}
+pub struct Resources {
+    /// Metrics marked unavailable, with the reason (a failed resource load; tests).
+    missing: Vec<(Metric, String)>,
+}
 
 impl Resources {
+    /// Resources with `missing` metrics marked not loaded.
+    pub fn with_missing(missing: impl IntoIterator<Item = (Metric, String)>) -> Resources {
+        Resources {
+            missing: missing.into_iter().collect(),
+        }
+    }
+
     /// `Ok` when `m` can be computed now, otherwise why not.
     pub fn status(&self, m: Metric) -> Result<(), String> {
+        if let Some((_, why)) = self.missing.iter().find(|(x, _)| *x == m) {
+            return Err(why.clone());
+        }
         match m {
             Metric::Bleu | Metric::RougeL | Metric::CiderD | Metric::CiderOriginal => Ok(()),
         }
