@@ -185,6 +185,12 @@ impl Dataset {
         })
     }
 
+    /// True when `batch` (assembled against this dataset) holds every image that has
+    /// references: its own document frequencies are then exactly the dataset's.
+    pub fn covers_all(&self, batch: &Batch) -> bool {
+        batch.items.len() == crate::corpus::DocFreq::doc_count(&self.df)
+    }
+
     /// Number of images.
     pub fn image_count(&self) -> usize {
         self.references.len()
@@ -210,12 +216,13 @@ impl Dataset {
     /// (for `cider_df: "dataset"`).
     ///
     /// Returns `None` when an item's image is not in the dataset (the caller assembled the
-    /// batch against something else).
+    /// batch against something else); otherwise the tokenized references, the prepared data
+    /// and the number of references that had to be re-tokenized for their subset context.
     pub fn prepare(
         &self,
         batch: &Batch,
         with_vectors: bool,
-    ) -> Option<(Vec<Vec<String>>, PreparedRefs<'_>)> {
+    ) -> Option<(Vec<Vec<String>>, PreparedRefs<'_>, usize)> {
         let positions: Vec<usize> = batch
             .items
             .iter()
@@ -225,6 +232,7 @@ impl Dataset {
         let mut tok_refs = Vec::with_capacity(positions.len());
         let mut ids = Vec::with_capacity(positions.len());
         let mut vecs = Vec::with_capacity(positions.len());
+        let mut retokenized = 0;
         for (i, &p) in positions.iter().enumerate() {
             let caps = &self.references.images[p].1;
             let mut toks: Vec<String> = self.tokenized[p].clone();
@@ -253,6 +261,7 @@ impl Dataset {
                     image_ids[k] = Cow::Owned(interner.intern_all(split_py_whitespace(&t)));
                     toks[k] = t;
                     changed = true;
+                    retokenized += 1;
                 }
             }
             if with_vectors {
@@ -277,6 +286,7 @@ impl Dataset {
                 ids,
                 cider_vecs: with_vectors.then_some(vecs),
             },
+            retokenized,
         ))
     }
 
@@ -473,6 +483,27 @@ impl Registry {
         self.map.read().ok()?.get(name).cloned()
     }
 
+    /// The dataset called `name`, loading it from the data directory when another process
+    /// (a replica sharing the volume) registered it after this one started. CPU-heavy on a
+    /// miss: call it from a worker pool.
+    pub fn get_or_load(&self, name: &str) -> Option<Arc<Dataset>> {
+        if let Some(d) = self.get(name) {
+            return Some(d);
+        }
+        let dir = self.dir.as_ref()?;
+        if !valid_name(name) {
+            return None;
+        }
+        let path = dir.join(format!("{name}.json"));
+        if !path.exists() {
+            return None;
+        }
+        let ds = Arc::new(load_file(&path, name).ok()?);
+        let _guard = self.write.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        Some(map.entry(name.to_owned()).or_insert(ds).clone())
+    }
+
     /// Every dataset, by name.
     pub fn list(&self) -> Vec<Arc<Dataset>> {
         self.map
@@ -611,7 +642,7 @@ mod tests {
             parse_candidates(&json!({"1": "x", "3": "y"})).unwrap(),
         )
         .unwrap();
-        let (tok, prep) = ds.prepare(&b, true).unwrap();
+        let (tok, prep, _) = ds.prepare(&b, true).unwrap();
         assert_eq!(tok.len(), 2);
         assert_eq!(prep.ids.len(), 2);
         // Equals tokenizing the subset stream directly.

@@ -305,7 +305,7 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
             }
             Some(
                 app.datasets
-                    .get(name)
+                    .get_or_load(name)
                     .ok_or_else(|| dataset::DatasetError::NotFound(name.clone()))?,
             )
         }
@@ -428,9 +428,26 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         };
         let batch = input::assemble(&d.references, cands)?;
         (app.hooks)(&batch);
-        let (refs_tok, prepared) = d
-            .prepare(&batch, cider_df == CiderDf::Dataset)
+        // The whole dataset with batch document frequencies: the batch's table IS the dataset's
+        // (same references, same tokenization), so the cached table and vectors serve, under the
+        // batch label (the signature stays the CLI's).
+        let full = cider_df == CiderDf::Batch && d.covers_all(&batch);
+        let (refs_tok, prepared, retokenized) = d
+            .prepare(&batch, cider_df == CiderDf::Dataset || full)
             .ok_or_else(|| ApiError::internal("batch does not match its dataset"))?;
+        let batch_label = format!("batch(N={})", batch.items.len());
+        let opts = if full && retokenized == 0 {
+            Options {
+                metrics: &metrics,
+                df: DfSource::Table {
+                    table: &d.df,
+                    interner: &d.interner,
+                    label: &batch_label,
+                },
+            }
+        } else {
+            opts
+        };
         let cand_text: Vec<&str> = batch.items.iter().map(|i| i.candidate.as_str()).collect();
         let tok = Tokenized {
             candidates: ptb::tokenize_stream(&cand_text),
