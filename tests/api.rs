@@ -785,3 +785,66 @@ fn openapi_json_matches_the_code() {
         "openapi/openapi.json is out of date: run `UPDATE_OPENAPI=1 cargo test --test api openapi` and commit it"
     );
 }
+
+/// Regression: `capscore serve` logged to stdout while `main` held the stdout lock, so the first
+/// INFO line from a worker thread (after a dataset registration) blocked that request forever.
+/// Runs the real binary as the quick start does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_serve_binary_answers_requests_that_log() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_capscore"))
+        .arg("serve")
+        .arg("--addr")
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn capscore serve");
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("client");
+    let mut up = false;
+    for _ in 0..100 {
+        if client.get(format!("{base}/healthz")).send().await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(up, "server did not come up");
+    let res = client
+        .put(format!("{base}/v1/datasets/demo"))
+        .json(&json!({"references": {"1": ["a dog runs"], "2": ["a cat sleeps"]}}))
+        .send()
+        .await
+        .expect("PUT answered");
+    assert_eq!(res.status(), 201);
+    let res = client
+        .post(format!("{base}/v1/score"))
+        .json(&json!({"dataset": "demo", "results": [{"image_id": 1, "caption": "a dog"}]}))
+        .send()
+        .await
+        .expect("POST answered");
+    assert_eq!(res.status(), 200);
+    // SIGTERM: graceful shutdown, exit 0.
+    let pid = child.id().expect("pid");
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(pid.to_string())
+        .status();
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("exits after SIGTERM")
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
+}

@@ -108,11 +108,15 @@ impl MakeRequestId for MakeId {
     }
 }
 
-/// Initialises logging (`RUST_LOG`, default `info`; JSON lines with `json`). Idempotent.
+/// Initialises logging to stderr (`RUST_LOG`, default `info`; JSON lines with `json`).
+/// Idempotent. Never stdout: `main` holds the stdout lock for the command's output, so a
+/// worker thread logging to stdout would block forever.
 pub fn init_logging(json: bool) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     let _ = if json {
         builder.json().try_init()
     } else {
