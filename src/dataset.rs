@@ -147,14 +147,7 @@ impl Dataset {
             .map(|(_, c)| flat_tok.by_ref().take(c.len()).collect())
             .collect();
         let mut interner = Interner::new();
-        let ids: Vec<Vec<Vec<u32>>> = tokenized
-            .iter()
-            .map(|refs| {
-                refs.iter()
-                    .map(|s| interner.intern_all(split_py_whitespace(s)))
-                    .collect()
-            })
-            .collect();
+        let ids = crate::engine::intern_references(&mut interner, &tokenized);
         let vocab = Arc::new(interner.into_vocab());
         let base_interner = Interner::with_base(vocab.clone());
         let df = DfTable::build(

@@ -271,6 +271,22 @@ pub fn score_tokenized(
     score_inner(batch, tok, None, opts)
 }
 
+/// Interns tokenized references (each split into words as BLEU and CIDEr split them, spec
+/// COCO §3.4): per image, per reference, the word ids.
+pub fn intern_references(
+    interner: &mut Interner,
+    references: &[Vec<String>],
+) -> Vec<Vec<Vec<u32>>> {
+    references
+        .iter()
+        .map(|refs| {
+            refs.iter()
+                .map(|s| interner.intern_all(split_py_whitespace(s)))
+                .collect()
+        })
+        .collect()
+}
+
 /// References prepared ahead of time (a registered dataset's cache) for [`score_prepared`]:
 /// their interned words and, optionally, their CIDEr vectors under the [`DfSource::Table`]
 /// passed in the options.
@@ -328,15 +344,7 @@ fn score_inner(
                 .map(|refs| refs.iter().map(|w| &**w).collect())
                 .collect(),
             None => {
-                owned_refs = tok
-                    .references
-                    .iter()
-                    .map(|refs| {
-                        refs.iter()
-                            .map(|s| interner.intern_all(split_py_whitespace(s)))
-                            .collect()
-                    })
-                    .collect();
+                owned_refs = intern_references(&mut interner, &tok.references);
                 owned_refs
                     .iter()
                     .map(|refs| refs.iter().map(Vec::as_slice).collect())

@@ -848,3 +848,22 @@ async fn regression_serve_binary_answers_requests_that_log() {
         .expect("wait");
     assert!(status.success(), "{status:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_computation_over_the_timeout_is_a_504_problem() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut o = opts(dir.path());
+    o.cfg.request_timeout = 0.2;
+    o.hook = Arc::new(|b: &Batch| {
+        if b.items.iter().any(|i| i.candidate == "SLOW") {
+            std::thread::sleep(Duration::from_millis(600));
+        }
+    });
+    let app = spawn_with(o, Some(dir)).await;
+    let slow = json!({"items": [{"image_id": 1, "candidate": "SLOW", "references": ["a"]}]});
+    let r = app.post("/v1/score", &slow).await;
+    expect_problem(&app, r, 504, "timeout").await;
+    let ok = json!({"items": [{"image_id": 1, "candidate": "a", "references": ["a"]}]});
+    assert_eq!(app.post("/v1/score", &ok).await.0, 200);
+    app.stop().await;
+}
