@@ -644,4 +644,46 @@ mod tests {
         assert_eq!(tok[0], direct[..2].to_vec());
         assert_eq!(tok[1], direct[2..].to_vec());
     }
+
+    /// Every subset of a dataset whose tail references sit on the lookahead classes of spec
+    /// COCO §3.6 (single letters, `etc.`, blank and space-led next lines, end of stream):
+    /// prepared references equal the subset stream tokenized directly. (Bites once the exact
+    /// tokenizer replaces the context-free placeholder.)
+    #[test]
+    fn every_subset_matches_direct_tokenization_of_its_stream() {
+        let refs = parse_references(&json!({
+            "1": ["A sign at 8th Ave/CTH D.", "Street sign CTH D."],
+            "2": ["a wax head on a shelf", "Cakes, cookies etc."],
+            "3": ["", " A tan dog runs.", "Mr. Smith at the U.S."],
+            "4": ["A tan dog sits", "   ", "art."],
+            "5": ["(a) dog K.", "\"quoted\" dog"]
+        }))
+        .unwrap();
+        let ds = Dataset::build("t", refs.clone(), 0).unwrap();
+        let n = refs.len();
+        for mask in 1u32..(1 << n) {
+            let ids: Vec<String> = (0..n)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| (i + 1).to_string())
+                .collect();
+            let cands: serde_json::Map<String, Value> =
+                ids.iter().map(|i| (i.clone(), json!("x"))).collect();
+            let b = assemble(
+                &ds.references,
+                parse_candidates(&Value::Object(cands)).unwrap(),
+            )
+            .unwrap();
+            let (tok, prep, _) = ds.prepare(&b, true).unwrap();
+            let stream: Vec<&str> = b
+                .items
+                .iter()
+                .flat_map(|i| i.references.iter().map(String::as_str))
+                .collect();
+            let direct = ptb::tokenize_stream(&stream);
+            let got: Vec<String> = tok.into_iter().flatten().collect();
+            assert_eq!(got, direct, "subset {ids:?}");
+            let vecs = prep.cider_vecs.unwrap();
+            assert_eq!(vecs.len(), b.items.len());
+        }
+    }
 }
