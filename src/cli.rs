@@ -1,4 +1,4 @@
-//! The command line: `capscore score`, `capscore tokenize`.
+//! The command line: `capscore score`, `capscore tokenize`, `capscore serve`.
 //!
 //! Exit codes: 0 success; 2 bad input or usage (one line on stderr naming what is wrong, and no
 //! output file written); 1 anything else (I/O failure writing the output, ...).
@@ -32,6 +32,8 @@ pub enum Command {
     Tokenize(TokenizeArgs),
     /// Download (with pip), verify and cache the upstream data METEOR needs.
     Fetch(FetchArgs),
+    /// Run the HTTP service.
+    Serve(crate::server::ServeArgs),
 }
 
 /// Where resources live and whether they may be downloaded.
@@ -169,6 +171,7 @@ pub fn run(cli: Cli, stdout: &mut dyn Write) -> Result<(), CliError> {
         Command::Score(a) => score(a, stdout),
         Command::Tokenize(a) => tokenize(a, stdout),
         Command::Fetch(a) => fetch(a, stdout),
+        Command::Serve(a) => crate::server::run(a).map_err(CliError::Other),
     }
 }
 

@@ -6,6 +6,8 @@
 //! evaluation order after the parallel part, so the output bytes do not depend on the number of
 //! threads. Callers choose the thread pool (`pool.install(|| engine::score(..))`).
 
+use std::borrow::Cow;
+
 use rayon::prelude::*;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
@@ -292,31 +294,89 @@ pub fn score_tokenized(
     tok: &Tokenized,
     opts: &Options<'_>,
 ) -> Result<Report, InputError> {
+    score_inner(batch, tok, None, opts)
+}
+
+/// Interns tokenized references (each split into words as BLEU and CIDEr split them, spec
+/// COCO §3.4): per image, per reference, the word ids.
+pub fn intern_references(
+    interner: &mut Interner,
+    references: &[Vec<String>],
+) -> Vec<Vec<Vec<u32>>> {
+    references
+        .iter()
+        .map(|refs| {
+            refs.iter()
+                .map(|s| interner.intern_all(split_py_whitespace(s)))
+                .collect()
+        })
+        .collect()
+}
+
+/// References prepared ahead of time (a registered dataset's cache) for [`score_prepared`]:
+/// their interned words and, optionally, their CIDEr vectors under the [`DfSource::Table`]
+/// passed in the options.
+pub struct PreparedRefs<'a> {
+    /// The interner that produced `ids`; candidates are interned with a clone of it, so their
+    /// ids agree with the references' and with the table's.
+    pub interner: Interner,
+    /// Per item, per reference: the words of the tokenized reference (split as in spec §3.4),
+    /// interned.
+    pub ids: Vec<Vec<Cow<'a, [u32]>>>,
+    /// Per item: the CIDEr vectors of its references under the table of `opts.df`, in
+    /// reference order (only used when that is a [`DfSource::Table`]; `None` computes them).
+    pub cider_vecs: Option<Vec<Cow<'a, [SentenceVec]>>>,
+}
+
+/// Scores a tokenized batch whose references were interned (and possibly vectorised) ahead
+/// of time. Gives the same report as [`score_tokenized`] on the same tokenized captions.
+pub fn score_prepared(
+    batch: &Batch,
+    tok: &Tokenized,
+    prepared: &PreparedRefs<'_>,
+    opts: &Options<'_>,
+) -> Result<Report, InputError> {
+    score_inner(batch, tok, Some(prepared), opts)
+}
+
+fn score_inner(
+    batch: &Batch,
+    tok: &Tokenized,
+    prepared: Option<&PreparedRefs<'_>>,
+    opts: &Options<'_>,
+) -> Result<Report, InputError> {
     let n = batch.items.len();
     let wants = |m: Metric| opts.metrics.contains(&m);
     let ngram_metrics =
         wants(Metric::Bleu) || wants(Metric::CiderD) || wants(Metric::CiderOriginal);
 
     // Interned words (split on Unicode whitespace, spec §3.4) for BLEU and CIDEr.
-    let mut interner = match opts.df {
-        DfSource::Table { interner, .. } => interner.clone(),
-        DfSource::Batch => Interner::new(),
+    let mut interner = match (prepared, opts.df) {
+        (Some(p), _) => p.interner.clone(),
+        (None, DfSource::Table { interner, .. }) => interner.clone(),
+        (None, DfSource::Batch) => Interner::new(),
     };
-    let (cand_ids, ref_ids): (Vec<Vec<u32>>, Vec<Vec<Vec<u32>>>) = if ngram_metrics {
+    let owned_refs: Vec<Vec<Vec<u32>>>;
+    let (cand_ids, ref_ids): (Vec<Vec<u32>>, Vec<Vec<&[u32]>>) = if ngram_metrics {
         let c = tok
             .candidates
             .iter()
             .map(|s| interner.intern_all(split_py_whitespace(s)))
             .collect();
-        let r = tok
-            .references
-            .iter()
-            .map(|refs| {
-                refs.iter()
-                    .map(|s| interner.intern_all(split_py_whitespace(s)))
+        let r = match prepared {
+            Some(p) => p
+                .ids
+                .iter()
+                .map(|refs| refs.iter().map(|w| &**w).collect())
+                .collect(),
+            None => {
+                owned_refs = intern_references(&mut interner, &tok.references);
+                owned_refs
+                    .iter()
+                    .map(|refs| refs.iter().map(Vec::as_slice).collect())
                     .collect()
-            })
-            .collect();
+            }
+        };
         (c, r)
     } else {
         (Vec::new(), Vec::new())
@@ -335,6 +395,10 @@ pub fn score_tokenized(
                 .collect()
         },
     );
+    let cached_vecs = match (prepared, opts.df) {
+        (Some(p), DfSource::Table { .. }) => p.cider_vecs.as_ref(),
+        _ => None,
+    };
 
     let mut per_image: Vec<Vec<(&'static str, f64)>> = vec![Vec::new(); n];
     let mut aggregate: Vec<(&'static str, f64)> = Vec::new();
@@ -399,7 +463,7 @@ pub fn score_tokenized(
     if wants(Metric::RougeL) {
         // ROUGE-L splits on U+0020 only (spec §3.4). Where that split equals the Unicode
         // whitespace split (nearly always), reuse the interned words.
-        let mut rouge_ids = |s: &str, ids: Option<&Vec<u32>>| -> Vec<u32> {
+        let mut rouge_ids = |s: &str, ids: Option<&[u32]>| -> Vec<u32> {
             match ids {
                 Some(ids)
                     if !s.is_empty()
@@ -408,20 +472,20 @@ pub fn score_tokenized(
                         && !s.ends_with(' ')
                         && !s.contains("  ") =>
                 {
-                    ids.clone()
+                    ids.to_vec()
                 }
                 _ => interner.intern_all(split_space(s)),
             }
         };
         let cands: Vec<Vec<u32>> = (0..n)
-            .map(|i| rouge_ids(&tok.candidates[i], cand_ids.get(i)))
+            .map(|i| rouge_ids(&tok.candidates[i], cand_ids.get(i).map(Vec::as_slice)))
             .collect();
         let refs: Vec<Vec<Vec<u32>>> = (0..n)
             .map(|i| {
                 tok.references[i]
                     .iter()
                     .enumerate()
-                    .map(|(j, r)| rouge_ids(r, ref_ids.get(i).and_then(|v| v.get(j))))
+                    .map(|(j, r)| rouge_ids(r, ref_ids.get(i).and_then(|v| v.get(j)).copied()))
                     .collect()
             })
             .collect();
@@ -461,11 +525,14 @@ pub fn score_tokenized(
                 "every reference caption of the evaluated images is empty after tokenization: CIDEr has no document frequencies",
             ));
         }
-        let vecs: Vec<(SentenceVec, Vec<SentenceVec>)> = (0..n)
+        let vecs: Vec<(SentenceVec, Cow<'_, [SentenceVec]>)> = (0..n)
             .into_par_iter()
             .map(|i| {
                 let c = SentenceVec::new(&cand_ng[i], df);
-                let r = ref_ng[i].iter().map(|w| SentenceVec::new(w, df)).collect();
+                let r = match cached_vecs.and_then(|v| v.get(i)) {
+                    Some(v) => Cow::Borrowed(&**v),
+                    None => Cow::Owned(ref_ng[i].iter().map(|w| SentenceVec::new(w, df)).collect()),
+                };
                 (c, r)
             })
             .collect();

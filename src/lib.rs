@@ -5,8 +5,10 @@
 
 pub mod cli;
 pub mod corpus;
+pub mod dataset;
 pub mod engine;
 pub mod input;
 pub mod metrics;
 pub mod resources;
+pub mod server;
 pub mod text;

@@ -1,0 +1,689 @@
+//! Registered datasets: named reference sets that are parsed, tokenized and vectorised once,
+//! kept in memory, and persisted in a data directory.
+//!
+//! On registration the references are tokenized as ONE stream in file order (as pycocoevalcap
+//! would tokenize the whole set), interned against a dataset vocabulary, and the CIDEr
+//! document-frequency table (over the images that have references) and every reference's CIDEr
+//! vector under that table are built. Later metrics add their own per-dataset caches here.
+//!
+//! Tokenizer lookahead (spec COCO §3.6): a caption's tokenization can depend on the captions
+//! that follow it in the stream. Within an image, a reference followed by a reference that
+//! starts with an ASCII letter or digit is settled: nothing after that can change it. The
+//! remaining "tail" references of an image look into the next image's references, which in a
+//! subset of the dataset are not the same as in the whole file. [`Dataset::prepare`] therefore
+//! re-tokenizes each tail reference whose following context in the subset stream differs from
+//! the one it had in the dataset stream, so a subset scores exactly as if its references had
+//! been sent inline.
+//!
+//! Persistence: one file per dataset, `<data-dir>/datasets/<name>.json`, written through a
+//! temporary file, `fsync` and `rename` (and an `fsync` of the folder), so a crash during a
+//! registration leaves the old or the new dataset, never a broken one. Files that fail to load
+//! at start are skipped with an error in the log, never half-loaded.
+//!
+//! No HTTP here: the server calls in from its own thread pool.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use rayon::prelude::*;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::corpus::{DfTable, Interner, SentenceNgrams, Vocab};
+use crate::engine::{DfSource, PreparedRefs};
+use crate::input::{Batch, ErrorCode, ImageId, ImageKey, InputError, References};
+use crate::metrics::cider::SentenceVec;
+use crate::text::{ptb, split_py_whitespace};
+
+/// Version of the on-disk format.
+const FORMAT: u64 = 1;
+
+/// True when `name` is a valid dataset name: `[A-Za-z0-9._-]{1,64}`.
+pub fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// A caption that starts with an ASCII letter or digit settles the tokenization of the caption
+/// before it (spec COCO §3.6: every lookahead class decides on the next line's first character).
+fn settles(caption: &str) -> bool {
+    caption
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphanumeric())
+}
+
+/// Tokenizes `caption` as the tokenizer would inside a stream where `following` comes after it
+/// (only the captions up to the first settling one matter).
+pub fn tokenize_in_context(caption: &str, following: &[&str]) -> String {
+    let mut stream: Vec<&str> = Vec::with_capacity(following.len() + 1);
+    stream.push(caption);
+    for f in following {
+        stream.push(f);
+        if settles(f) {
+            break;
+        }
+    }
+    ptb::tokenize_stream(&stream).swap_remove(0)
+}
+
+/// A registered dataset with its caches.
+#[derive(Debug)]
+pub struct Dataset {
+    /// Its name.
+    pub name: String,
+    /// sha256 of the canonical content (image ids with their kind, captions in order).
+    pub sha256: String,
+    /// Registration time, seconds since the Unix epoch.
+    pub created: u64,
+    /// The references, images in file order.
+    pub references: References,
+    /// Per image, per reference: the tokenization in the whole-dataset stream.
+    pub tokenized: Vec<Vec<String>>,
+    /// Vocabulary of `ids`.
+    pub vocab: Arc<Vocab>,
+    /// Per image, per reference: interned words.
+    pub ids: Vec<Vec<Vec<u32>>>,
+    /// CIDEr document frequencies over the images that have references.
+    pub df: DfTable,
+    /// Per image: the CIDEr vectors of its references under `df`.
+    pub cider_vecs: Vec<Vec<SentenceVec>>,
+    /// The document-frequency label used in signatures: `dataset:<name>@sha256:<hex>(N=..)`.
+    pub df_label: String,
+    /// An interner over `vocab` (ids agree with `ids` and `df`).
+    pub interner: Interner,
+}
+
+/// Canonical content hash of a reference set.
+pub fn content_sha256(refs: &References) -> String {
+    let mut h = Sha256::new();
+    for (id, caps) in &refs.images {
+        let v = json!([key_kind(id), id.raw, caps]);
+        h.update(v.to_string().as_bytes());
+        h.update(b"\n");
+    }
+    hex(&h.finalize())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// How to rebuild an id's comparison key from its raw value: `"map"` for a map key read as an
+/// integer, `"value"` otherwise.
+fn key_kind(id: &ImageId) -> &'static str {
+    match (&id.raw, &id.key) {
+        (Value::String(_), ImageKey::Int(_)) => "map",
+        _ => "value",
+    }
+}
+
+impl Dataset {
+    /// Builds a dataset (tokenize, intern, document frequencies, vectors). Runs on the current
+    /// rayon pool.
+    pub fn build(name: &str, refs: References, created: u64) -> Result<Dataset, InputError> {
+        if refs.is_empty() {
+            return Err(InputError::new(
+                ErrorCode::EmptyResults,
+                "dataset has no images",
+            ));
+        }
+        let sha256 = content_sha256(&refs);
+        let flat: Vec<&str> = refs
+            .images
+            .iter()
+            .flat_map(|(_, c)| c.iter().map(String::as_str))
+            .collect();
+        let mut flat_tok = ptb::tokenize_stream(&flat).into_iter();
+        let tokenized: Vec<Vec<String>> = refs
+            .images
+            .iter()
+            .map(|(_, c)| flat_tok.by_ref().take(c.len()).collect())
+            .collect();
+        let mut interner = Interner::new();
+        let ids = crate::engine::intern_references(&mut interner, &tokenized);
+        let vocab = Arc::new(interner.into_vocab());
+        let base_interner = Interner::with_base(vocab.clone());
+        let ngrams: Vec<Vec<SentenceNgrams>> = ids
+            .par_iter()
+            .map(|r| r.iter().map(|w| SentenceNgrams::new(w)).collect())
+            .collect();
+        let df = DfTable::build(ngrams.iter().filter(|r| !r.is_empty()).map(|r| r.iter()));
+        let cider_vecs: Vec<Vec<SentenceVec>> = ngrams
+            .par_iter()
+            .map(|r| r.iter().map(|g| SentenceVec::new(g, &df)).collect())
+            .collect();
+        let df_label = format!(
+            "dataset:{name}@sha256:{sha256}(N={})",
+            crate::corpus::DocFreq::doc_count(&df)
+        );
+        Ok(Dataset {
+            name: name.to_owned(),
+            sha256,
+            created,
+            references: refs,
+            tokenized,
+            vocab,
+            ids,
+            df,
+            cider_vecs,
+            df_label,
+            interner: base_interner,
+        })
+    }
+
+    /// True when `batch` (assembled against this dataset) holds every image that has
+    /// references: its own document frequencies are then exactly the dataset's.
+    pub fn covers_all(&self, batch: &Batch) -> bool {
+        batch.items.len() == crate::corpus::DocFreq::doc_count(&self.df)
+    }
+
+    /// Number of images.
+    pub fn image_count(&self) -> usize {
+        self.references.len()
+    }
+
+    /// Number of reference captions.
+    pub fn caption_count(&self) -> usize {
+        self.references.caption_count()
+    }
+
+    /// The dataset's document-frequency source, for `cider_df: "dataset"`.
+    pub fn df_source(&self) -> DfSource<'_> {
+        DfSource::Table {
+            table: &self.df,
+            interner: &self.interner,
+            label: &self.df_label,
+        }
+    }
+
+    /// Tokenized references and prepared reference data for `batch`, a batch assembled against
+    /// this dataset's references (`input::assemble(&self.references, ..)`: items in dataset
+    /// order). With `with_vectors` the CIDEr vectors under the dataset table are included
+    /// (for `cider_df: "dataset"`).
+    ///
+    /// Returns `None` when an item's image is not in the dataset (the caller assembled the
+    /// batch against something else); otherwise the tokenized references, the prepared data
+    /// and the number of references that had to be re-tokenized for their subset context.
+    pub fn prepare(
+        &self,
+        batch: &Batch,
+        with_vectors: bool,
+    ) -> Option<(Vec<Vec<String>>, PreparedRefs<'_>, usize)> {
+        let positions: Vec<usize> = batch
+            .items
+            .iter()
+            .map(|i| self.references.position(&i.image_id.key))
+            .collect::<Option<_>>()?;
+        let mut interner = self.interner.clone();
+        let mut tok_refs = Vec::with_capacity(positions.len());
+        let mut ids = Vec::with_capacity(positions.len());
+        let mut vecs = Vec::with_capacity(positions.len());
+        let mut retokenized = 0;
+        for (i, &p) in positions.iter().enumerate() {
+            let caps = &self.references.images[p].1;
+            let mut toks: Vec<String> = self.tokenized[p].clone();
+            let mut image_ids: Vec<Cow<'_, [u32]>> =
+                self.ids[p].iter().map(|w| Cow::Borrowed(&**w)).collect();
+            let mut changed = false;
+            // Tail references: no settling reference after them in the same image.
+            let tail_start = caps.iter().rposition(|c| settles(c)).unwrap_or(0);
+            for k in tail_start..caps.len() {
+                let subset_next = caps[k + 1..].iter().map(String::as_str).chain(
+                    positions[i + 1..]
+                        .iter()
+                        .flat_map(|&q| self.references.images[q].1.iter().map(String::as_str)),
+                );
+                let dataset_next = caps[k + 1..].iter().map(String::as_str).chain(
+                    self.references.images[p + 1..]
+                        .iter()
+                        .flat_map(|(_, c)| c.iter().map(String::as_str)),
+                );
+                let subset_ctx = context(subset_next);
+                if subset_ctx == context(dataset_next) {
+                    continue;
+                }
+                let t = tokenize_in_context(&caps[k], &subset_ctx);
+                if t != toks[k] {
+                    image_ids[k] = Cow::Owned(interner.intern_all(split_py_whitespace(&t)));
+                    toks[k] = t;
+                    changed = true;
+                    retokenized += 1;
+                }
+            }
+            if with_vectors {
+                vecs.push(if changed {
+                    Cow::Owned(
+                        image_ids
+                            .iter()
+                            .map(|w| SentenceVec::new(&SentenceNgrams::new(w), &self.df))
+                            .collect::<Vec<_>>(),
+                    )
+                } else {
+                    Cow::Borrowed(self.cider_vecs[p].as_slice())
+                });
+            }
+            tok_refs.push(toks);
+            ids.push(image_ids);
+        }
+        Some((
+            tok_refs,
+            PreparedRefs {
+                interner,
+                ids,
+                cider_vecs: with_vectors.then_some(vecs),
+            },
+            retokenized,
+        ))
+    }
+
+    fn to_file_json(&self) -> Value {
+        let images: Vec<Value> = self
+            .references
+            .images
+            .iter()
+            .map(|(id, caps)| json!({"image_id": id.raw, "kind": key_kind(id), "captions": caps}))
+            .collect();
+        json!({
+            "format": FORMAT,
+            "name": self.name,
+            "sha256": self.sha256,
+            "created": self.created,
+            "images": images,
+        })
+    }
+}
+
+/// The following captions up to and including the first settling one.
+fn context<'a>(following: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    for f in following {
+        out.push(f);
+        if settles(f) {
+            break;
+        }
+    }
+    out
+}
+
+/// Reads references back from a dataset file.
+fn parse_file(v: &Value) -> Result<(String, String, u64, References), String> {
+    if v.get("format").and_then(Value::as_u64) != Some(FORMAT) {
+        return Err("unknown format".into());
+    }
+    let name = v
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("missing name")?
+        .to_owned();
+    let sha = v
+        .get("sha256")
+        .and_then(Value::as_str)
+        .ok_or("missing sha256")?
+        .to_owned();
+    let created = v.get("created").and_then(Value::as_u64).unwrap_or(0);
+    let images = v
+        .get("images")
+        .and_then(Value::as_array)
+        .ok_or("missing images")?;
+    let mut pairs = Vec::with_capacity(images.len());
+    for img in images {
+        let raw = img.get("image_id").ok_or("missing image_id")?;
+        let id = match (img.get("kind").and_then(Value::as_str), raw) {
+            (Some("map"), Value::String(s)) => ImageId::from_map_key(s),
+            _ => ImageId::from_value(raw).ok_or("bad image_id")?,
+        };
+        let caps = img
+            .get("captions")
+            .and_then(Value::as_array)
+            .ok_or("missing captions")?
+            .iter()
+            .map(|c| c.as_str().map(str::to_owned).ok_or("caption not a string"))
+            .collect::<Result<Vec<_>, _>>()?;
+        pairs.push((id, caps));
+    }
+    Ok((name, sha, created, References::from_pairs(pairs)))
+}
+
+/// Writes `bytes` to `path` atomically: a uniquely named temporary file in the same folder,
+/// `fsync`, `rename`, then an `fsync` of the folder so the rename itself is durable.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        "{name}.tmp-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Errors of the dataset registry.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    /// The name does not match `[A-Za-z0-9._-]{1,64}`.
+    #[error("invalid dataset name {0:?}: use 1 to 64 characters from A-Z a-z 0-9 . _ -")]
+    InvalidName(String),
+    /// No such dataset.
+    #[error("unknown dataset {0:?}")]
+    NotFound(String),
+    /// Bad content.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// Disk failure.
+    #[error("dataset storage: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What a registration did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PutOutcome {
+    /// A new dataset.
+    Created,
+    /// An existing dataset was replaced by different content.
+    Replaced,
+    /// The same content was already registered: nothing changed.
+    Unchanged,
+}
+
+/// The registered datasets, in memory and in the data directory.
+#[derive(Debug)]
+pub struct Registry {
+    dir: Option<PathBuf>,
+    map: RwLock<BTreeMap<String, Arc<Dataset>>>,
+    /// Serialises writers (disk then memory) so the two never disagree.
+    write: Mutex<()>,
+}
+
+impl Registry {
+    /// A registry persisted in `<data_dir>/datasets` (created if needed), with every dataset
+    /// found there loaded; `None` keeps datasets in memory only. Returns the registry and the
+    /// files that could not be loaded, with the reason.
+    pub fn open(data_dir: Option<&Path>) -> std::io::Result<(Registry, Vec<(PathBuf, String)>)> {
+        let mut map = BTreeMap::new();
+        let mut failed = Vec::new();
+        let dir = match data_dir {
+            Some(d) => {
+                let dir = d.join("datasets");
+                std::fs::create_dir_all(&dir)?;
+                let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)?
+                    .flatten()
+                    .map(|e| e.path())
+                    .collect();
+                files.sort();
+                for path in files {
+                    let fname = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    if fname.contains(".json.tmp-") {
+                        // Left by a crash during a write: the old file (if any) is intact.
+                        let _ = std::fs::remove_file(&path);
+                        continue;
+                    }
+                    let Some(stem) = fname.strip_suffix(".json") else {
+                        continue;
+                    };
+                    match load_file(&path, stem) {
+                        Ok(ds) => {
+                            map.insert(ds.name.clone(), Arc::new(ds));
+                        }
+                        Err(e) => failed.push((path, e)),
+                    }
+                }
+                Some(dir)
+            }
+            None => None,
+        };
+        Ok((
+            Registry {
+                dir,
+                map: RwLock::new(map),
+                write: Mutex::new(()),
+            },
+            failed,
+        ))
+    }
+
+    /// The dataset called `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<Dataset>> {
+        self.map.read().ok()?.get(name).cloned()
+    }
+
+    /// The dataset called `name`, loading it from the data directory when another process
+    /// (a replica sharing the volume) registered it after this one started. CPU-heavy on a
+    /// miss: call it from a worker pool.
+    pub fn get_or_load(&self, name: &str) -> Option<Arc<Dataset>> {
+        if let Some(d) = self.get(name) {
+            return Some(d);
+        }
+        let dir = self.dir.as_ref()?;
+        if !valid_name(name) {
+            return None;
+        }
+        let path = dir.join(format!("{name}.json"));
+        if !path.exists() {
+            return None;
+        }
+        let ds = Arc::new(load_file(&path, name).ok()?);
+        let _guard = self.write.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        Some(map.entry(name.to_owned()).or_insert(ds).clone())
+    }
+
+    /// Every dataset, by name.
+    pub fn list(&self) -> Vec<Arc<Dataset>> {
+        self.map
+            .read()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Number of datasets.
+    pub fn len(&self) -> usize {
+        self.map.read().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// True when no dataset is registered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Registers `refs` as `name` (CPU-heavy: call it from a worker pool). Identical content
+    /// is a no-op.
+    pub fn put(
+        &self,
+        name: &str,
+        refs: References,
+        now: u64,
+    ) -> Result<(PutOutcome, Arc<Dataset>), DatasetError> {
+        if !valid_name(name) {
+            return Err(DatasetError::InvalidName(name.to_owned()));
+        }
+        if let Some(old) = self.get(name) {
+            if old.sha256 == content_sha256(&refs) {
+                return Ok((PutOutcome::Unchanged, old));
+            }
+        }
+        let ds = Arc::new(Dataset::build(name, refs, now)?);
+        let _guard = self.write.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(dir) = &self.dir {
+            let bytes = serde_json::to_vec(&ds.to_file_json())
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            write_atomically(&dir.join(format!("{name}.json")), &bytes)?;
+        }
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        let outcome = match map.insert(name.to_owned(), ds.clone()) {
+            Some(_) => PutOutcome::Replaced,
+            None => PutOutcome::Created,
+        };
+        Ok((outcome, ds))
+    }
+
+    /// Removes `name` from disk and memory.
+    pub fn delete(&self, name: &str) -> Result<(), DatasetError> {
+        if !valid_name(name) {
+            return Err(DatasetError::InvalidName(name.to_owned()));
+        }
+        let _guard = self.write.lock().unwrap_or_else(|e| e.into_inner());
+        if self.get(name).is_none() {
+            return Err(DatasetError::NotFound(name.to_owned()));
+        }
+        if let Some(dir) = &self.dir {
+            match std::fs::remove_file(dir.join(format!("{name}.json"))) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e.into()),
+            }
+            if let Ok(d) = std::fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        self.map
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        Ok(())
+    }
+}
+
+fn load_file(path: &Path, stem: &str) -> Result<Dataset, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let (name, sha, created, refs) = parse_file(&v)?;
+    if name != stem || !valid_name(&name) {
+        return Err(format!("name {name:?} does not match the file name"));
+    }
+    if content_sha256(&refs) != sha {
+        return Err("content does not match its sha256".into());
+    }
+    Dataset::build(&name, refs, created).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::{assemble, parse_candidates, parse_references};
+
+    #[test]
+    fn names_are_checked() {
+        assert!(valid_name("coco-val_2014.v1"));
+        assert!(!valid_name(""));
+        assert!(!valid_name("a/b"));
+        assert!(!valid_name(&"x".repeat(65)));
+        assert!(!valid_name("é"));
+    }
+
+    #[test]
+    fn persists_and_reloads_with_the_same_hash_and_id_kinds() {
+        let dir = tempfile::tempdir().unwrap();
+        let (reg, failed) = Registry::open(Some(dir.path())).unwrap();
+        assert!(failed.is_empty());
+        let refs = parse_references(&json!({"1": ["a dog runs"], "x": ["a cat sits"]})).unwrap();
+        let (o, ds) = reg.put("d", refs.clone(), 7).unwrap();
+        assert_eq!(o, PutOutcome::Created);
+        assert_eq!(reg.put("d", refs, 8).unwrap().0, PutOutcome::Unchanged);
+        let (reg2, failed) = Registry::open(Some(dir.path())).unwrap();
+        assert!(failed.is_empty());
+        let ds2 = reg2.get("d").unwrap();
+        assert_eq!(ds2.sha256, ds.sha256);
+        assert_eq!(ds2.created, 7);
+        assert_eq!(ds2.references.images[0].1, vec!["a dog runs".to_owned()]);
+        // The map key "1" still matches the integer id 1.
+        let b = assemble(
+            &ds2.references,
+            parse_candidates(&json!([{"image_id": 1, "caption": "a dog"}])).unwrap(),
+        );
+        assert!(b.is_ok());
+        reg2.delete("d").unwrap();
+        assert!(Registry::open(Some(dir.path())).unwrap().0.is_empty());
+    }
+
+    #[test]
+    fn subset_retokenizes_tail_references_only_when_the_context_differs() {
+        let refs =
+            parse_references(&json!({"1": ["A b", "c d."], "2": ["E f"], "3": ["g h"]})).unwrap();
+        let ds = Dataset::build("t", refs, 0).unwrap();
+        let b = assemble(
+            &ds.references,
+            parse_candidates(&json!({"1": "x", "3": "y"})).unwrap(),
+        )
+        .unwrap();
+        let (tok, prep, _) = ds.prepare(&b, true).unwrap();
+        assert_eq!(tok.len(), 2);
+        assert_eq!(prep.ids.len(), 2);
+        // Equals tokenizing the subset stream directly.
+        let stream = ["A b", "c d.", "g h"];
+        let direct = ptb::tokenize_stream(&stream);
+        assert_eq!(tok[0], direct[..2].to_vec());
+        assert_eq!(tok[1], direct[2..].to_vec());
+    }
+
+    /// Every subset of a dataset whose tail references sit on the lookahead classes of spec
+    /// COCO §3.6 (single letters, `etc.`, blank and space-led next lines, end of stream):
+    /// prepared references equal the subset stream tokenized directly. (Bites once the exact
+    /// tokenizer replaces the context-free placeholder.)
+    #[test]
+    fn every_subset_matches_direct_tokenization_of_its_stream() {
+        let refs = parse_references(&json!({
+            "1": ["A sign at 8th Ave/CTH D.", "Street sign CTH D."],
+            "2": ["a wax head on a shelf", "Cakes, cookies etc."],
+            "3": ["", " A tan dog runs.", "Mr. Smith at the U.S."],
+            "4": ["A tan dog sits", "   ", "art."],
+            "5": ["(a) dog K.", "\"quoted\" dog"]
+        }))
+        .unwrap();
+        let ds = Dataset::build("t", refs.clone(), 0).unwrap();
+        let n = refs.len();
+        for mask in 1u32..(1 << n) {
+            let ids: Vec<String> = (0..n)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| (i + 1).to_string())
+                .collect();
+            let cands: serde_json::Map<String, Value> =
+                ids.iter().map(|i| (i.clone(), json!("x"))).collect();
+            let b = assemble(
+                &ds.references,
+                parse_candidates(&Value::Object(cands)).unwrap(),
+            )
+            .unwrap();
+            let (tok, prep, _) = ds.prepare(&b, true).unwrap();
+            let stream: Vec<&str> = b
+                .items
+                .iter()
+                .flat_map(|i| i.references.iter().map(String::as_str))
+                .collect();
+            let direct = ptb::tokenize_stream(&stream);
+            let got: Vec<String> = tok.into_iter().flatten().collect();
+            assert_eq!(got, direct, "subset {ids:?}");
+            let vecs = prep.cider_vecs.unwrap();
+            assert_eq!(vecs.len(), b.items.len());
+        }
+    }
+}

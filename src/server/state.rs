@@ -1,0 +1,209 @@
+//! Shared state and the compute gate.
+//!
+//! CPU work never runs on a tokio worker: [`Compute::run`] takes a permit from a bounded
+//! semaphore (none free: the request is shed with 503 at once, never queued without bound),
+//! runs the closure on the dedicated rayon pool, carries the tracing span along, catches panics
+//! (a 500, the server stays up) and sends the result back on a oneshot channel.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{oneshot, Semaphore};
+
+use super::auth::Keys;
+use super::error::{ApiError, Code};
+use super::telemetry;
+use super::Limits;
+use crate::dataset::Registry;
+use crate::engine::Metric;
+use crate::metrics::meteor::Meteor;
+
+/// The application state handed to every handler.
+#[derive(Clone)]
+pub struct AppState(pub Arc<App>);
+
+/// Everything the handlers share.
+pub struct App {
+    /// Registered datasets.
+    pub datasets: Registry,
+    /// API keys.
+    pub keys: Keys,
+    /// Request limits.
+    pub limits: Limits,
+    /// The compute gate and pool.
+    pub compute: Compute,
+    /// Resource readiness per metric.
+    pub resources: Resources,
+    /// Called with every batch before scoring (a no-op except in fault-injection tests).
+    pub hooks: super::routes::Hook,
+    /// Whole-request timeout (the computation timeout plus a margin).
+    pub request_timeout: Duration,
+    /// Requests in flight at once, all routes.
+    pub max_requests: usize,
+}
+
+/// Whether each metric's external resources are loaded.
+///
+/// BLEU, ROUGE-L and CIDEr need none. Metrics that need resources (METEOR's paraphrase
+/// tables, SPICE's models) add an arm to [`Resources::status`]; the match is exhaustive so a
+/// new metric cannot be served without a decision here.
+#[derive(Debug, Clone, Default)]
+pub struct Resources {
+    /// Metrics marked unavailable, with the reason (a failed resource load; tests).
+    missing: Vec<(Metric, String)>,
+    /// METEOR with its data loaded, when available.
+    meteor: Option<Arc<Meteor>>,
+}
+
+impl Resources {
+    /// Resources with `missing` metrics marked not loaded.
+    pub fn with_missing(missing: impl IntoIterator<Item = (Metric, String)>) -> Resources {
+        Resources {
+            missing: missing.into_iter().collect(),
+            meteor: None,
+        }
+    }
+
+    /// Resources with METEOR loaded (or not).
+    pub fn with_meteor(meteor: Option<Arc<Meteor>>) -> Resources {
+        Resources {
+            missing: Vec::new(),
+            meteor,
+        }
+    }
+
+    /// The loaded METEOR, if any.
+    pub fn meteor(&self) -> Option<&Meteor> {
+        self.meteor.as_deref()
+    }
+
+    /// The metrics computed when a request names none: pycocoevalcap's set, less the metrics
+    /// whose resources are not loaded.
+    pub fn default_metrics(&self) -> Vec<Metric> {
+        Metric::DEFAULT
+            .iter()
+            .copied()
+            .filter(|m| self.status(*m).is_ok())
+            .collect()
+    }
+
+    /// `Ok` when `m` can be computed now, otherwise why not.
+    pub fn status(&self, m: Metric) -> Result<(), String> {
+        if let Some((_, why)) = self.missing.iter().find(|(x, _)| *x == m) {
+            return Err(why.clone());
+        }
+        match m {
+            Metric::Bleu | Metric::RougeL | Metric::CiderD | Metric::CiderOriginal => Ok(()),
+            Metric::Meteor if self.meteor.is_some() => Ok(()),
+            Metric::Meteor => Err(
+                "METEOR's data is not loaded (start the server without --offline, or run `capscore fetch`)"
+                    .to_owned(),
+            ),
+        }
+    }
+
+    /// Every metric with its readiness.
+    pub fn all(&self) -> Vec<(Metric, Result<(), String>)> {
+        Metric::ALL.iter().map(|&m| (m, self.status(m))).collect()
+    }
+
+    /// Checks the requested metrics; the first one not ready gives a 503 naming it.
+    pub fn check(&self, metrics: &[Metric]) -> Result<(), ApiError> {
+        for &m in metrics {
+            if let Err(why) = self.status(m) {
+                return Err(ApiError {
+                    metric: Some(m.name().to_owned()),
+                    retry_after: Some(30),
+                    ..ApiError::new(
+                        Code::ResourcesNotLoaded,
+                        format!("metric {} is not available: {why}", m.name()),
+                    )
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The bounded gate in front of the rayon pool.
+pub struct Compute {
+    pool: rayon::ThreadPool,
+    permits: Arc<Semaphore>,
+    capacity: usize,
+    timeout: Duration,
+}
+
+impl Compute {
+    /// A pool of `threads` workers (0: one per core) admitting `max_in_flight` computations.
+    pub fn new(threads: usize, max_in_flight: usize, timeout: Duration) -> std::io::Result<Self> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("capscore-compute-{i}"))
+            .build()
+            .map_err(std::io::Error::other)?;
+        let capacity = max_in_flight.max(1);
+        Ok(Compute {
+            pool,
+            permits: Arc::new(Semaphore::new(capacity)),
+            capacity,
+            timeout,
+        })
+    }
+
+    /// Runs `f` on the pool, blocking the caller (start-up work only).
+    pub fn install<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
+        self.pool.install(f)
+    }
+
+    /// Computations in flight (running or waiting for a worker).
+    pub fn in_flight(&self) -> usize {
+        self.capacity - self.permits.available_permits()
+    }
+
+    /// Runs `f` on the pool. Errors: 503 `overloaded` when every permit is taken, 504
+    /// `timeout` after the configured time (the work finishes in the background and keeps its
+    /// permit until then, so the load stays bounded), 500 when `f` panics.
+    pub async fn run<T, F>(&self, f: F) -> Result<T, ApiError>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let permit = self.permits.clone().try_acquire_owned().map_err(|_| {
+            metrics::counter!("capscore_shed_total").increment(1);
+            ApiError::overloaded()
+        })?;
+        telemetry::queue_depth(self.in_flight());
+        let (tx, rx) = oneshot::channel();
+        let span = tracing::Span::current();
+        let permits = self.permits.clone();
+        let capacity = self.capacity;
+        self.pool.spawn(move || {
+            let _enter = span.enter();
+            let r = std::panic::catch_unwind(AssertUnwindSafe(f));
+            drop(permit);
+            telemetry::queue_depth(capacity - permits.available_permits());
+            let _ = tx.send(r);
+        });
+        match tokio::time::timeout(self.timeout, rx).await {
+            Ok(Ok(Ok(v))) => Ok(v),
+            Ok(Ok(Err(panic))) => {
+                let msg = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "non-string panic".into());
+                metrics::counter!("capscore_panics_total").increment(1);
+                Err(ApiError::internal(format!("panic in computation: {msg}")))
+            }
+            Ok(Err(_)) => Err(ApiError::internal("computation dropped its result")),
+            Err(_) => Err(ApiError::new(
+                Code::Timeout,
+                format!(
+                    "the computation took longer than {} s (--request-timeout); split the request",
+                    self.timeout.as_secs_f64()
+                ),
+            )),
+        }
+    }
+}

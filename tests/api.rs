@@ -1,0 +1,907 @@
+//! The HTTP service, end to end: a real server on port 0 per test (`spawn_app`), a real client.
+//! Numbers are compared with the CLI's output exactly (same JSON values; the engine is
+//! deterministic and the API adds nothing to the scores).
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use capscore::engine::Metric;
+use capscore::input::{self, Batch};
+use capscore::server::{self, auth::Keys, state::Resources, ServeArgs};
+use common::{existing, read_json};
+use serde_json::{json, Value};
+
+const ADMIN: &str = "admin-key-0123456789";
+const SCORER: &str = "score-key-0123456789";
+
+struct TestApp {
+    base: String,
+    client: reqwest::Client,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl TestApp {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn post(&self, path: &str, body: &Value) -> (u16, HashMap<String, String>, Value) {
+        self.send(self.client.post(self.url(path)).json(body)).await
+    }
+
+    async fn put(&self, path: &str, body: &Value) -> (u16, HashMap<String, String>, Value) {
+        self.send(self.client.put(self.url(path)).json(body)).await
+    }
+
+    async fn get(&self, path: &str) -> (u16, HashMap<String, String>, Value) {
+        self.send(self.client.get(self.url(path))).await
+    }
+
+    async fn send(&self, rb: reqwest::RequestBuilder) -> (u16, HashMap<String, String>, Value) {
+        let res = rb.send().await.expect("request");
+        let status = res.status().as_u16();
+        let headers = res
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned()))
+            .collect();
+        let bytes = res.bytes().await.expect("body");
+        let v = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        (status, headers, v)
+    }
+
+    /// Stops the server gracefully and waits for it.
+    async fn stop(mut self) -> Option<tempfile::TempDir> {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.task.take() {
+            t.await.expect("join").expect("serve");
+        }
+        self._dir.take()
+    }
+}
+
+struct Opts {
+    cfg: ServeArgs,
+    keys: Keys,
+    hook: server::routes::Hook,
+    resources: Resources,
+}
+
+fn opts(dir: &Path) -> Opts {
+    let mut cfg = ServeArgs::with_data_dir(dir.to_path_buf());
+    cfg.threads = 2;
+    Opts {
+        cfg,
+        keys: Keys::none(),
+        hook: Arc::new(|_| {}),
+        resources: Resources::with_meteor(Some(meteor())),
+    }
+}
+
+/// METEOR with the fetched data (`capscore fetch`; scripts/test does it), shared by the tests.
+/// Fails (never skips) when the data is missing.
+fn meteor() -> Arc<capscore::metrics::meteor::Meteor> {
+    static M: std::sync::OnceLock<Arc<capscore::metrics::meteor::Meteor>> =
+        std::sync::OnceLock::new();
+    M.get_or_init(|| {
+        let dir = capscore::resources::default_cache_dir();
+        Arc::new(
+            capscore::metrics::meteor::Meteor::load(&dir).unwrap_or_else(|e| {
+                panic!(
+                    "METEOR data missing in {} ({e}): run `capscore fetch` or scripts/test",
+                    dir.display()
+                )
+            }),
+        )
+    })
+    .clone()
+}
+
+async fn spawn_with(o: Opts, dir: Option<tempfile::TempDir>) -> TestApp {
+    let state = server::build_state_full(&o.cfg, o.keys, o.hook, o.resources).expect("state");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(server::serve(listener, state, async {
+        let _ = rx.await;
+    }));
+    TestApp {
+        base: format!("http://{addr}"),
+        client: reqwest::Client::new(),
+        stop: Some(tx),
+        task: Some(task),
+        _dir: dir,
+    }
+}
+
+/// A server with default settings, no keys, a fresh data directory.
+async fn spawn_app() -> TestApp {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = opts(dir.path());
+    spawn_with(o, Some(dir)).await
+}
+
+fn cli(refs: &Path, cands: &Path, metrics: Option<&str>) -> Value {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_capscore"));
+    c.arg("score")
+        .arg("--refs")
+        .arg(refs)
+        .arg("--cands")
+        .arg(cands);
+    if let Some(m) = metrics {
+        c.arg("--metrics").arg(m);
+    }
+    let out = c.output().expect("run capscore");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("cli json")
+}
+
+/// Items in evaluation order with inline references (what the CLI scores).
+fn inline_items(refs: &Value, cands: &Value) -> (Batch, Value) {
+    let r = input::parse_references(refs).expect("refs");
+    let c = input::parse_candidates(cands).expect("cands");
+    let b = input::assemble(&r, c).expect("assemble");
+    let items: Vec<Value> = b
+        .items
+        .iter()
+        .map(|i| json!({"image_id": i.image_id.raw, "candidate": i.candidate, "references": i.references}))
+        .collect();
+    (b, Value::Array(items))
+}
+
+fn per_image_by_id(v: &Value) -> HashMap<String, Value> {
+    v["per_image"]
+        .as_array()
+        .expect("per_image")
+        .iter()
+        .map(|p| (p["image_id"].to_string(), p.clone()))
+        .collect()
+}
+
+/// Equal reports, whatever the order of `per_image`.
+fn same_report(a: &Value, b: &Value, what: &str) {
+    for key in ["aggregate", "bleu_totals", "signature", "warnings"] {
+        assert!(
+            a[key] == b[key],
+            "{what}: {key} differs: {} vs {}",
+            a[key],
+            b[key]
+        );
+    }
+    assert!(
+        per_image_by_id(a) == per_image_by_id(b),
+        "{what}: per-image scores differ"
+    );
+}
+
+const GOLDEN_SETS: [&str; 3] = [
+    "coco/fakecap_val2017",
+    "coco/edge/combined",
+    "coco/edge_extra/combined",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_numbers_equal_cli_numbers_on_golden_sets() {
+    let app = spawn_app().await;
+    for (k, set) in GOLDEN_SETS.iter().enumerate() {
+        let refs = read_json(&format!("{set}/refs.json"));
+        let cands = read_json(&format!("{set}/cands.json"));
+        let want = cli(
+            &existing(&format!("{set}/refs.json")),
+            &existing(&format!("{set}/cands.json")),
+            None,
+        );
+        // Inline items, in evaluation order: the CLI's batch exactly.
+        let (_, items) = inline_items(&refs, &cands);
+        let (st, _, got) = app.post("/v1/score", &json!({"items": items})).await;
+        assert_eq!(st, 200, "{set}");
+        // Items are in evaluation order, the CLI reports in the results file's order.
+        same_report(&got, &want, &format!("{set} inline"));
+        // A registered dataset plus COCO results, in the results file's order.
+        let name = format!("golden{k}");
+        let (st, _, info) = app.put(&format!("/v1/datasets/{name}"), &refs).await;
+        assert_eq!(st, 201, "{info}");
+        let (st, _, got) = app
+            .post(
+                "/v1/score",
+                &json!({"dataset": name, "results": cands.clone()}),
+            )
+            .await;
+        assert_eq!(st, 200, "{set}");
+        // Results in the file's order: byte-for-byte the CLI's JSON value.
+        assert!(got == want, "{set} via dataset differs from the CLI");
+    }
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dataset_subset_with_batch_df_equals_inline_references() {
+    let app = spawn_app().await;
+    let refs = read_json("coco/edge/combined/refs.json");
+    let cands = read_json("coco/edge/combined/cands.json");
+    let (st, _, _) = app.put("/v1/datasets/edge", &refs).await;
+    assert_eq!(st, 201);
+    let all = cands.as_array().expect("list").clone();
+    let subsets: Vec<Vec<Value>> = vec![
+        all.iter().step_by(3).cloned().collect(),
+        all.iter().skip(1).step_by(2).cloned().collect(),
+        vec![all[4].clone()],
+        vec![all[all.len() - 1].clone(), all[0].clone()],
+        all.iter().rev().take(7).cloned().collect(),
+    ];
+    for (k, sub) in subsets.iter().enumerate() {
+        let sub = Value::Array(sub.clone());
+        let (_, items) = inline_items(&refs, &sub);
+        let (st, _, inline) = app.post("/v1/score", &json!({"items": items})).await;
+        assert_eq!(st, 200, "{inline}");
+        let (st, _, via) = app
+            .post(
+                "/v1/score",
+                &json!({"dataset": "edge", "results": sub, "cider_df": "batch"}),
+            )
+            .await;
+        assert_eq!(st, 200, "{via}");
+        // Items without references, given the dataset.
+        let items_noref: Vec<Value> = sub
+            .as_array()
+            .expect("list")
+            .iter()
+            .map(|r| json!({"image_id": r["image_id"], "candidate": r["caption"]}))
+            .collect();
+        let (st, _, via_items) = app
+            .post(
+                "/v1/score",
+                &json!({"dataset": "edge", "items": items_noref}),
+            )
+            .await;
+        assert_eq!(st, 200, "{via_items}");
+        same_report(&inline, &via, &format!("subset {k} (results)"));
+        same_report(&inline, &via_items, &format!("subset {k} (items)"));
+    }
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cider_df_dataset_uses_the_whole_set_and_says_so_in_the_signature() {
+    let app = spawn_app().await;
+    let refs = read_json("coco/fakecap_val2017/refs.json");
+    let cands = read_json("coco/fakecap_val2017/cands.json");
+    let (_, _, info) = app.put("/v1/datasets/fakecap", &refs).await;
+    let sha = info["sha256"].as_str().expect("sha").to_owned();
+    // Whole set: dataset df equals batch df.
+    let (_, _, batch) = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "fakecap", "results": cands}),
+        )
+        .await;
+    let (_, _, ds) = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "fakecap", "results": cands, "cider_df": "dataset"}),
+        )
+        .await;
+    assert_eq!(batch["aggregate"], ds["aggregate"]);
+    let sig = ds["signature"].as_str().expect("signature");
+    assert!(
+        sig.contains(&format!("dataset:fakecap@sha256:{sha}")),
+        "{sig}"
+    );
+    // A subset: dataset df differs from batch df, and equals the library's table path.
+    let sub: Vec<Value> = cands.as_array().expect("list")[..10].to_vec();
+    let (_, _, b) = app
+        .post("/v1/score", &json!({"dataset": "fakecap", "results": sub}))
+        .await;
+    let (_, _, d) = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "fakecap", "results": sub, "cider_df": "dataset"}),
+        )
+        .await;
+    assert_ne!(b["aggregate"]["CIDEr"], d["aggregate"]["CIDEr"]);
+    assert_eq!(b["aggregate"]["Bleu_4"], d["aggregate"]["Bleu_4"]);
+    // Inline references with the dataset's df: the same numbers as the cached vectors.
+    let (_, items) = inline_items(&refs, &Value::Array(sub.clone()));
+    let (st, _, inl) = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "fakecap", "items": items, "cider_df": "dataset"}),
+        )
+        .await;
+    assert_eq!(st, 200, "{inl}");
+    assert_eq!(inl["aggregate"], d["aggregate"]);
+    app.stop().await;
+}
+
+async fn expect_problem(
+    app: &TestApp,
+    res: (u16, HashMap<String, String>, Value),
+    status: u16,
+    code: &str,
+) -> Value {
+    let _ = app;
+    let (st, headers, body) = res;
+    assert_eq!(st, status, "expected {status} {code}, got {body}");
+    assert_eq!(
+        headers.get("content-type").map(String::as_str),
+        Some("application/problem+json")
+    );
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["status"], status);
+    assert!(body["detail"].as_str().is_some_and(|d| !d.is_empty()));
+    body
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_error_path_is_a_problem_document_with_a_stable_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut o = opts(dir.path());
+    o.cfg.max_body_bytes = 200_000;
+    o.cfg.max_items = 5;
+    o.cfg.max_references = 3;
+    o.cfg.max_caption_chars = 50;
+    let app = spawn_with(o, Some(dir)).await;
+    let item = |id: Value, c: &str| json!({"image_id": id, "candidate": c, "references": ["a dog", "a cat"]});
+
+    let raw = app
+        .send(
+            app.client
+                .post(app.url("/v1/score"))
+                .body("{\"items\": [")
+                .header("content-type", "application/json"),
+        )
+        .await;
+    expect_problem(&app, raw, 400, "invalid_json").await;
+    let surrogate = app
+        .send(
+            app.client.post(app.url("/v1/score")).body(
+                r#"{"items": [{"image_id": 1, "candidate": "\ud800", "references": ["a"]}]}"#,
+            ),
+        )
+        .await;
+    expect_problem(&app, surrogate, 400, "invalid_json").await;
+    let r = app.post("/v1/score", &json!({"items": "nope"})).await;
+    expect_problem(&app, r, 422, "invalid_format").await;
+    let r = app.post("/v1/score", &json!({"itemz": []})).await;
+    expect_problem(&app, r, 422, "invalid_format").await;
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"items": [{"image_id": 1, "candidate": 5, "references": ["a"]}]}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "invalid_caption").await;
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"items": [{"image_id": [1], "candidate": "a", "references": ["a"]}]}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "invalid_image_id").await;
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"metrics": ["bleu", "spicy"], "items": [item(json!(1), "a dog")]}),
+        )
+        .await;
+    let p = expect_problem(&app, r, 422, "unknown_metric").await;
+    assert!(p["detail"].as_str().unwrap_or("").contains("spicy"));
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "nope", "items": [item(json!(1), "a dog")]}),
+        )
+        .await;
+    expect_problem(&app, r, 404, "unknown_dataset").await;
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "../etc", "items": [item(json!(1), "a dog")]}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "invalid_dataset_name").await;
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"items": [{"image_id": 1, "candidate": "a dog"}]}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "missing_references").await;
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"items": [{"image_id": 1, "candidate": "a dog", "references": []}]}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "missing_references").await;
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"items": [item(json!(1), "a"), item(json!(1.0), "b")]}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "duplicate_image_id").await;
+    let r = app.post("/v1/score", &json!({"items": []})).await;
+    expect_problem(&app, r, 422, "empty_results").await;
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"items": [{"image_id": 1, "candidate": "a", "references": ["...", "!"]},
+                              {"image_id": 2, "candidate": "b", "references": [""]}]}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "no_reference_ngrams").await;
+    // Limits.
+    let many: Vec<Value> = (0..6).map(|i| item(json!(i), "a dog")).collect();
+    let r = app.post("/v1/score", &json!({"items": many})).await;
+    expect_problem(&app, r, 422, "limit_exceeded").await;
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"items": [{"image_id": 1, "candidate": "a", "references": ["a", "b", "c", "d"]}]}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "limit_exceeded").await;
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"items": [item(json!(1), &"long ".repeat(20))]}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "limit_exceeded").await;
+    let big = json!({"items": [item(json!(1), &"x".repeat(300_000))]});
+    let r = app.post("/v1/score", &big).await;
+    expect_problem(&app, r, 413, "payload_too_large").await;
+    // Datasets.
+    let refs = json!({"references": {"1": ["a dog runs"], "2": ["a cat sleeps"]}});
+    let r = app.put("/v1/datasets/bad%20name", &refs).await;
+    expect_problem(&app, r, 422, "invalid_dataset_name").await;
+    let r = app
+        .put(&format!("/v1/datasets/{}", "x".repeat(65)), &refs)
+        .await;
+    expect_problem(&app, r, 422, "invalid_dataset_name").await;
+    let r = app.get("/v1/datasets/missing").await;
+    expect_problem(&app, r, 404, "unknown_dataset").await;
+    let r = app
+        .send(app.client.delete(app.url("/v1/datasets/missing")))
+        .await;
+    expect_problem(&app, r, 404, "unknown_dataset").await;
+    assert_eq!(app.put("/v1/datasets/small", &refs).await.0, 201);
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "small", "results": [{"image_id": 3, "caption": "x"}]}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "unknown_image_id").await;
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"results": [{"image_id": 1, "caption": "x"}]}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "invalid_format").await;
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "small", "results": [{"image_id": 1, "caption": null}]}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "invalid_caption").await;
+    let r = app
+        .post(
+            "/v1/score",
+            &json!({"items": [item(json!(1), "a")], "cider_df": "dataset"}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "invalid_format").await;
+    // Routing.
+    let r = app.get("/v2/nothing").await;
+    expect_problem(&app, r, 404, "not_found").await;
+    let r = app.send(app.client.delete(app.url("/v1/score"))).await;
+    expect_problem(&app, r, 405, "method_not_allowed").await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_without_resources_are_503_naming_the_metric_and_not_ready() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut o = opts(dir.path());
+    o.resources = Resources::with_missing([(Metric::CiderD, "test: not loaded".to_owned())]);
+    let app = spawn_with(o, Some(dir)).await;
+    let body = json!({"metrics": ["bleu", "cider_d"], "items": [{"image_id": 1, "candidate": "a", "references": ["a"]}]});
+    let r = app.post("/v1/score", &body).await;
+    let p = expect_problem(&app, r, 503, "resources_not_loaded").await;
+    assert_eq!(p["metric"], "cider_d");
+    // METEOR is not loaded here either: named when asked for, left out of the default set.
+    let mut meteor = body.clone();
+    meteor["metrics"] = json!(["meteor"]);
+    let p = expect_problem(
+        &app,
+        app.post("/v1/score", &meteor).await,
+        503,
+        "resources_not_loaded",
+    )
+    .await;
+    assert_eq!(p["metric"], "meteor");
+    let mut default = body.clone();
+    default.as_object_mut().unwrap().remove("metrics");
+    let (st, _, d) = app.post("/v1/score", &default).await;
+    assert_eq!(st, 200, "{d}");
+    assert!(
+        d["aggregate"].get("METEOR").is_none() && d["aggregate"].get("CIDEr").is_none(),
+        "{d}"
+    );
+    let mut only_bleu = body.clone();
+    only_bleu["metrics"] = json!(["bleu"]);
+    assert_eq!(app.post("/v1/score", &only_bleu).await.0, 200);
+    let (st, _, ready) = app.get("/readyz").await;
+    assert_eq!(st, 503);
+    assert_eq!(ready["metrics"]["bleu"], "ready");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_roles_and_constant_time_keys() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut o = opts(dir.path());
+    o.keys = Keys::parse(&format!("admin:{ADMIN}\nscore:{SCORER}"), "test").expect("keys");
+    let app = spawn_with(o, Some(dir)).await;
+    let refs = json!({"references": {"1": ["a dog runs"], "2": ["a cat sleeps"]}});
+    let score = json!({"dataset": "d", "results": [{"image_id": 1, "caption": "a dog"}]});
+
+    let r = app.put("/v1/datasets/d", &refs).await;
+    expect_problem(&app, r, 401, "unauthorized").await;
+    let r = app
+        .send(
+            app.client
+                .put(app.url("/v1/datasets/d"))
+                .bearer_auth("wrong-key-0123456789")
+                .json(&refs),
+        )
+        .await;
+    expect_problem(&app, r, 401, "unauthorized").await;
+    let r = app
+        .send(
+            app.client
+                .put(app.url("/v1/datasets/d"))
+                .bearer_auth(SCORER)
+                .json(&refs),
+        )
+        .await;
+    expect_problem(&app, r, 403, "forbidden").await;
+    let r = app
+        .send(
+            app.client
+                .put(app.url("/v1/datasets/d"))
+                .bearer_auth(ADMIN)
+                .json(&refs),
+        )
+        .await;
+    assert_eq!(r.0, 201, "{}", r.2);
+    let r = app.post("/v1/score", &score).await;
+    expect_problem(&app, r, 401, "unauthorized").await;
+    for key in [SCORER, ADMIN] {
+        let r = app
+            .send(
+                app.client
+                    .post(app.url("/v1/score"))
+                    .bearer_auth(key)
+                    .json(&score),
+            )
+            .await;
+        assert_eq!(r.0, 200, "{}", r.2);
+        let r = app
+            .send(app.client.get(app.url("/v1/datasets")).bearer_auth(key))
+            .await;
+        assert_eq!(r.0, 200);
+    }
+    let r = app
+        .send(
+            app.client
+                .delete(app.url("/v1/datasets/d"))
+                .bearer_auth(SCORER),
+        )
+        .await;
+    expect_problem(&app, r, 403, "forbidden").await;
+    // Operations routes stay open for probes and scrapers.
+    assert_eq!(app.get("/healthz").await.0, 200);
+    assert_eq!(app.get("/readyz").await.0, 200);
+    assert_eq!(app.get("/openapi.json").await.0, 200);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn datasets_persist_across_a_restart_and_identical_reput_is_a_noop() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().to_path_buf();
+    let app = spawn_with(opts(&path), Some(dir)).await;
+    let refs = read_json("coco/fakecap_val2017/refs.json");
+    let cands = read_json("coco/fakecap_val2017/cands.json");
+    let (st, _, first) = app.put("/v1/datasets/fakecap", &refs).await;
+    assert_eq!(st, 201);
+    assert_eq!(first["images"], 126);
+    assert_eq!(first["outcome"], "created");
+    let (st, _, again) = app.put("/v1/datasets/fakecap", &refs).await;
+    assert_eq!(st, 200);
+    assert_eq!(again["outcome"], "unchanged");
+    assert_eq!(again["created"], first["created"]);
+    let body = json!({"dataset": "fakecap", "results": cands, "cider_df": "dataset"});
+    let (_, _, before) = app.post("/v1/score", &body).await;
+    // A leftover temporary file from a crashed write is ignored and cleaned.
+    let tmp = path.join("datasets/fakecap.json.tmp-1-1");
+    std::fs::write(&tmp, b"{\"truncated").expect("write tmp");
+    let dir = app.stop().await;
+
+    let app = spawn_with(opts(&path), dir).await;
+    assert!(!tmp.exists());
+    let (st, _, info) = app.get("/v1/datasets/fakecap").await;
+    assert_eq!(st, 200);
+    assert_eq!(info["sha256"], first["sha256"]);
+    assert_eq!(info["captions"], first["captions"]);
+    let (_, _, list) = app.get("/v1/datasets").await;
+    assert_eq!(list["datasets"].as_array().map(Vec::len), Some(1));
+    let (_, _, after) = app.post("/v1/score", &body).await;
+    assert_eq!(before, after);
+    // Delete removes it from disk too.
+    let r = app
+        .send(app.client.delete(app.url("/v1/datasets/fakecap")))
+        .await;
+    assert_eq!(r.0, 204);
+    let dir = app.stop().await;
+    let app = spawn_with(opts(&path), dir).await;
+    assert_eq!(app.get("/v1/datasets/fakecap").await.0, 404);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_requests_give_the_same_bytes_as_sequential_ones() {
+    let app = spawn_app().await;
+    let refs = read_json("coco/fakecap_val2017/refs.json");
+    let cands = read_json("coco/fakecap_val2017/cands.json");
+    app.put("/v1/datasets/fakecap", &refs).await;
+    let all = cands.as_array().expect("list").clone();
+    let bodies: Vec<Value> = (0..32)
+        .map(|i| {
+            let sub: Vec<Value> = all.iter().skip(i % 7).step_by(1 + i % 5).cloned().collect();
+            let df = if i % 2 == 0 { "batch" } else { "dataset" };
+            json!({"dataset": "fakecap", "results": sub, "cider_df": df})
+        })
+        .collect();
+    let fetch = |client: reqwest::Client, url: String, body: Value| async move {
+        let res = client.post(url).json(&body).send().await.expect("send");
+        assert_eq!(res.status(), 200);
+        res.bytes().await.expect("bytes").to_vec()
+    };
+    let mut sequential = Vec::new();
+    for b in &bodies {
+        sequential.push(fetch(app.client.clone(), app.url("/v1/score"), b.clone()).await);
+    }
+    let handles: Vec<_> = bodies
+        .iter()
+        .map(|b| tokio::spawn(fetch(app.client.clone(), app.url("/v1/score"), b.clone())))
+        .collect();
+    for (i, h) in handles.into_iter().enumerate() {
+        assert_eq!(h.await.expect("join"), sequential[i], "request {i}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overload_is_shed_with_503_and_retry_after() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut o = opts(dir.path());
+    o.cfg.max_concurrent = 1;
+    o.hook = Arc::new(|b: &Batch| {
+        if b.items.iter().any(|i| i.candidate == "SLOW") {
+            std::thread::sleep(Duration::from_millis(800));
+        }
+    });
+    let app = spawn_with(o, Some(dir)).await;
+    let slow = json!({"items": [{"image_id": 1, "candidate": "SLOW", "references": ["a"]}]});
+    let fast = json!({"items": [{"image_id": 1, "candidate": "a", "references": ["a"]}]});
+    let client = app.client.clone();
+    let url = app.url("/v1/score");
+    let s = slow.clone();
+    let first = tokio::spawn(async move { client.post(url).json(&s).send().await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let r = app.post("/v1/score", &fast).await;
+    let retry = r.1.get("retry-after").cloned();
+    expect_problem(&app, r, 503, "overloaded").await;
+    assert!(retry.is_some());
+    assert_eq!(first.await.expect("join").expect("send").status(), 200);
+    assert_eq!(app.post("/v1/score", &fast).await.0, 200);
+    let (_, _, _) = app.get("/metrics").await;
+    let text = app
+        .client
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(text.contains("capscore_shed_total"), "{text}");
+    assert!(text.contains("capscore_http_requests_total"));
+    assert!(text.contains("route=\"/v1/score\""));
+    assert!(text.contains("capscore_http_request_duration_seconds_bucket"));
+    assert!(text.contains("capscore_items_scored_total"));
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_inside_a_metric_is_a_500_and_the_server_stays_up() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut o = opts(dir.path());
+    o.hook = Arc::new(|b: &Batch| {
+        if b.items.iter().any(|i| i.candidate == "PANIC") {
+            panic!("injected failure");
+        }
+    });
+    let app = spawn_with(o, Some(dir)).await;
+    let bad = json!({"items": [{"image_id": 1, "candidate": "PANIC", "references": ["a"]}]});
+    let r = app.post("/v1/score", &bad).await;
+    let p = expect_problem(&app, r, 500, "internal").await;
+    assert!(!p["detail"].as_str().unwrap_or("").contains("injected"));
+    let ok = json!({"items": [{"image_id": 1, "candidate": "a", "references": ["a"]}]});
+    assert_eq!(app.post("/v1/score", &ok).await.0, 200);
+    assert_eq!(app.get("/healthz").await.0, 200);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_shutdown_finishes_requests_in_flight() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut o = opts(dir.path());
+    o.hook = Arc::new(|b: &Batch| {
+        if b.items.iter().any(|i| i.candidate == "SLOW") {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    });
+    let app = spawn_with(o, Some(dir)).await;
+    let client = app.client.clone();
+    let url = app.url("/v1/score");
+    let inflight = tokio::spawn(async move {
+        client
+            .post(url)
+            .json(&json!({"items": [{"image_id": 1, "candidate": "SLOW", "references": ["a"]}]}))
+            .send()
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    app.stop().await;
+    let res = inflight.await.expect("join").expect("response");
+    assert_eq!(res.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ops_routes_docs_and_request_ids() {
+    let app = spawn_app().await;
+    let (st, h, v) = app.get("/healthz").await;
+    assert_eq!((st, v), (200, json!({"status": "ok"})));
+    assert!(h.contains_key("x-request-id"));
+    let (st, _, v) = app.get("/readyz").await;
+    assert_eq!(st, 200);
+    assert_eq!(v["status"], "ready");
+    let res = app.client.get(app.url("/docs")).send().await.expect("docs");
+    assert_eq!(res.status(), 200);
+    assert!(res.text().await.expect("html").contains("<html"));
+    let (_, _, spec) = app.get("/openapi.json").await;
+    assert!(spec["paths"]["/v1/score"]["post"].is_object());
+    app.stop().await;
+}
+
+#[test]
+fn openapi_json_matches_the_code() {
+    let spec = serde_json::to_value(server::openapi_spec()).expect("spec");
+    let mut text = serde_json::to_string_pretty(&spec).expect("json");
+    text.push('\n');
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi/openapi.json");
+    if std::env::var_os("UPDATE_OPENAPI").is_some() {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, &text).expect("write");
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == text,
+        "openapi/openapi.json is out of date: run `UPDATE_OPENAPI=1 cargo test --test api openapi` and commit it"
+    );
+}
+
+/// Regression: `capscore serve` logged to stdout while `main` held the stdout lock, so the first
+/// INFO line from a worker thread (after a dataset registration) blocked that request forever.
+/// Runs the real binary as the quick start does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_serve_binary_answers_requests_that_log() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_capscore"))
+        .arg("serve")
+        .arg("--addr")
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn capscore serve");
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("client");
+    let mut up = false;
+    for _ in 0..100 {
+        if client.get(format!("{base}/healthz")).send().await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(up, "server did not come up");
+    let res = client
+        .put(format!("{base}/v1/datasets/demo"))
+        .json(&json!({"references": {"1": ["a dog runs"], "2": ["a cat sleeps"]}}))
+        .send()
+        .await
+        .expect("PUT answered");
+    assert_eq!(res.status(), 201);
+    let res = client
+        .post(format!("{base}/v1/score"))
+        .json(&json!({"dataset": "demo", "results": [{"image_id": 1, "caption": "a dog"}]}))
+        .send()
+        .await
+        .expect("POST answered");
+    assert_eq!(res.status(), 200);
+    // SIGTERM: graceful shutdown, exit 0.
+    let pid = child.id().expect("pid");
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(pid.to_string())
+        .status();
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("exits after SIGTERM")
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_computation_over_the_timeout_is_a_504_problem() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut o = opts(dir.path());
+    o.cfg.request_timeout = 0.2;
+    o.hook = Arc::new(|b: &Batch| {
+        if b.items.iter().any(|i| i.candidate == "SLOW") {
+            std::thread::sleep(Duration::from_millis(600));
+        }
+    });
+    let app = spawn_with(o, Some(dir)).await;
+    let slow = json!({"items": [{"image_id": 1, "candidate": "SLOW", "references": ["a"]}]});
+    let r = app.post("/v1/score", &slow).await;
+    expect_problem(&app, r, 504, "timeout").await;
+    let ok = json!({"items": [{"image_id": 1, "candidate": "a", "references": ["a"]}]});
+    assert_eq!(app.post("/v1/score", &ok).await.0, 200);
+    app.stop().await;
+}
