@@ -242,36 +242,12 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     .map_err(|e| CliError::Other(e.to_string()))?;
     text.push('\n');
     match &a.out {
-        Some(path) => write_atomically(path, text.as_bytes())
+        Some(path) => crate::dataset::write_atomically(path, text.as_bytes())
             .map_err(|e| CliError::Other(format!("cannot write {}: {e}", path.display()))),
         None => stdout
             .write_all(text.as_bytes())
             .map_err(|e| CliError::Other(e.to_string())),
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so a
-/// reader never sees a partial file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {

@@ -125,20 +125,9 @@ impl Synonyms {
 
     /// The morphy-style fallback `morph(w)` (spec §5.4); `None` = no synsets.
     pub fn morph<'a>(&self, w: &'a str) -> Option<std::borrow::Cow<'a, str>> {
-        if w.ends_with("ss") || w.encode_utf16().count() <= 2 {
-            return Some(std::borrow::Cow::Borrowed(w));
-        }
-        for (suffix, repl) in RULES {
-            if let Some(stem) = w.strip_suffix(suffix) {
-                let cand = format!("{stem}{repl}");
-                if self.synsets.contains_key(cand.as_str()) {
-                    // The reference's 'ful' suffix re-attachment can never fire: no rule
-                    // matches a word ending in "l" (spec §5.4).
-                    return Some(std::borrow::Cow::Owned(cand));
-                }
-            }
-        }
-        None
+        // The reference's 'ful' suffix re-attachment can never fire: no rule matches a word
+        // ending in "l" (spec §5.4).
+        morph_with(w, |cand| self.synsets.contains_key(cand))
     }
 
     /// `S(w) = SYN(w) ∪ STEMSYN(w)`, sorted and deduplicated.
@@ -161,6 +150,30 @@ impl Synonyms {
     pub fn share_synset(&self, a: &str, b: &str) -> bool {
         intersects(&self.synset_ids(a), &self.synset_ids(b))
     }
+}
+
+/// WordNet's morphy detachment without part of speech (METEOR spec §5.4, SPICE spec §8.2):
+/// `w` itself when it ends in "ss" or has at most two UTF-16 units, else the first rule's
+/// candidate that `is_word` accepts, else `None`. Shared by METEOR and SPICE.
+pub fn morph_with<'a>(
+    w: &'a str,
+    is_word: impl Fn(&str) -> bool,
+) -> Option<std::borrow::Cow<'a, str>> {
+    if w.ends_with("ss") || w.encode_utf16().count() <= 2 {
+        return Some(std::borrow::Cow::Borrowed(w));
+    }
+    let mut cand = String::with_capacity(w.len() + 2);
+    for (suffix, repl) in RULES {
+        if let Some(stem) = w.strip_suffix(suffix) {
+            cand.clear();
+            cand.push_str(stem);
+            cand.push_str(repl);
+            if is_word(&cand) {
+                return Some(std::borrow::Cow::Owned(cand));
+            }
+        }
+    }
+    None
 }
 
 /// Whether two sorted slices share an element.

@@ -84,50 +84,12 @@ impl SynsetLookup for crate::metrics::meteor::synonyms::Synonyms {
     }
 }
 
-/// WordNet's morphy suffix table without part of speech, tried in this order
-/// (duplicates included, spec §8.2).
-const MORPH_RULES: [(&str, &str); 20] = [
-    ("s", ""),
-    ("ses", "s"),
-    ("xes", "x"),
-    ("zes", "z"),
-    ("ches", "ch"),
-    ("shes", "sh"),
-    ("men", "man"),
-    ("ies", "y"),
-    ("s", ""),
-    ("ies", "y"),
-    ("es", "e"),
-    ("es", ""),
-    ("ed", "e"),
-    ("ed", ""),
-    ("ing", "e"),
-    ("ing", ""),
-    ("er", ""),
-    ("est", ""),
-    ("er", "e"),
-    ("est", "e"),
-];
-
 /// `morph(k)` of spec §8.2: `k` itself when it ends in "ss" or has at most two UTF-16 units,
-/// else the first suffix-table candidate that is a word of `english.synsets`, else "".
+/// else the first suffix-table candidate that is a word of `english.synsets`, else "" (the
+/// rules are METEOR's, [`crate::metrics::meteor::synonyms::morph_with`]).
 pub fn morph<'a, S: SynsetLookup + ?Sized>(syn: &S, key: &'a str) -> std::borrow::Cow<'a, str> {
-    use std::borrow::Cow;
-    if key.ends_with("ss") || key.encode_utf16().count() <= 2 {
-        return Cow::Borrowed(key);
-    }
-    let mut cand = String::with_capacity(key.len() + 2);
-    for (suffix, replacement) in MORPH_RULES {
-        if let Some(stem) = key.strip_suffix(suffix) {
-            cand.clear();
-            cand.push_str(stem);
-            cand.push_str(replacement);
-            if syn.direct(&cand).is_some() {
-                return Cow::Owned(cand);
-            }
-        }
-    }
-    Cow::Borrowed("")
+    crate::metrics::meteor::synonyms::morph_with(key, |cand| syn.direct(cand).is_some())
+        .unwrap_or(std::borrow::Cow::Borrowed(""))
 }
 
 /// Java's `String.trim`: strips every char `<= U+0020` from both ends.
