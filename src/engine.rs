@@ -37,8 +37,9 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, in output order.
-    pub const ALL: [Metric; 4] = [
+    pub const ALL: [Metric; 5] = [
         Metric::Bleu,
+        Metric::Meteor,
         Metric::RougeL,
         Metric::CiderD,
         Metric::CiderOriginal,
@@ -623,5 +624,20 @@ mod tests {
             ErrorCode::UnknownMetric
         );
         assert!(Metric::parse_list(" , ").is_err());
+    }
+
+    /// Regression: METEOR was missing from `Metric::ALL`, so `/readyz` did not list it.
+    #[test]
+    fn every_metric_is_listed_and_parses_from_its_name() {
+        for m in [
+            Metric::Bleu,
+            Metric::Meteor,
+            Metric::RougeL,
+            Metric::CiderD,
+            Metric::CiderOriginal,
+        ] {
+            assert!(Metric::ALL.contains(&m), "{m:?}");
+            assert_eq!(Metric::parse(m.name()).unwrap(), m);
+        }
     }
 }

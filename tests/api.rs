@@ -553,6 +553,7 @@ async fn metrics_without_resources_are_503_naming_the_metric_and_not_ready() {
     let (st, _, ready) = app.get("/readyz").await;
     assert_eq!(st, 503);
     assert_eq!(ready["metrics"]["bleu"], "ready");
+    assert_ne!(ready["metrics"]["meteor"], "ready", "{ready}");
     app.stop().await;
 }
 
