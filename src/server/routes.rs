@@ -80,7 +80,7 @@ pub struct ResultIn {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScoreRequest {
-    /// Metrics: `bleu`, `rouge_l`, `cider_d`, `cider_original` (default: bleu, rouge_l, cider_d).
+    /// Metrics: `bleu`, `meteor`, `rouge_l`, `cider_d`, `cider_original` (default: bleu, meteor, rouge_l, cider_d, less any metric whose resources are not loaded).
     #[serde(default)]
     pub metrics: Option<Vec<String>>,
     /// Images to score, with their references (or without, given `dataset`).
