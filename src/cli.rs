@@ -181,21 +181,27 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         None => Metric::DEFAULT.to_vec(),
     };
     let explicit_meteor = a.metrics.is_some() && metrics.contains(&Metric::Meteor);
-    let refs_text = read_input_file(&a.refs, "--refs")?;
-    let cands_text = read_input_file(&a.cands, "--cands")?;
-    let refs = input::parse_references_text(&refs_text, "--refs").map_err(|e| {
-        InputError::new(
-            e.code,
-            format!("--refs: {}", e.message.trim_start_matches("--refs: ")),
-        )
-    })?;
-    let cands = input::parse_candidates_text(&cands_text, "--cands").map_err(|e| {
-        InputError::new(
-            e.code,
-            format!("--cands: {}", e.message.trim_start_matches("--cands: ")),
-        )
-    })?;
-    let batch = input::assemble(&refs, cands)?;
+    // Inputs are parsed and joined in a scope of their own: their text and the reference map
+    // are freed before scoring (peak memory).
+    let batch = {
+        let refs_text = read_input_file(&a.refs, "--refs")?;
+        let refs = input::parse_references_text(&refs_text, "--refs").map_err(|e| {
+            InputError::new(
+                e.code,
+                format!("--refs: {}", e.message.trim_start_matches("--refs: ")),
+            )
+        })?;
+        drop(refs_text);
+        let cands_text = read_input_file(&a.cands, "--cands")?;
+        let cands = input::parse_candidates_text(&cands_text, "--cands").map_err(|e| {
+            InputError::new(
+                e.code,
+                format!("--cands: {}", e.message.trim_start_matches("--cands: ")),
+            )
+        })?;
+        drop(cands_text);
+        input::assemble(&refs, cands)?
+    };
     let mut metrics = metrics;
     let meteor = if metrics.contains(&Metric::Meteor) {
         let m = a.resources.load_meteor()?;

@@ -526,7 +526,9 @@ fn score_inner(
                 "every reference caption of the evaluated images is empty after tokenization: CIDEr has no document frequencies",
             ));
         }
-        let vecs: Vec<(SentenceVec, Cow<'_, [SentenceVec]>)> = (0..n)
+        // Vectors are built and used image by image (never all held at once): every requested
+        // variant is scored from the same vectors.
+        let scores: Vec<Vec<f64>> = (0..n)
             .into_par_iter()
             .map(|i| {
                 let c = SentenceVec::new(&cand_ng[i], df);
@@ -534,19 +536,19 @@ fn score_inner(
                     Some(v) => Cow::Borrowed(&**v),
                     None => Cow::Owned(ref_ng[i].iter().map(|w| SentenceVec::new(w, df)).collect()),
                 };
-                (c, r)
+                variants
+                    .iter()
+                    .map(|&(_, variant)| cider::image_score(variant, &c, &r))
+                    .collect()
             })
             .collect();
-        for (metric, variant) in variants {
-            let scores: Vec<f64> = vecs
-                .par_iter()
-                .map(|(c, r)| cider::image_score(variant, c, r))
-                .collect();
+        for (k, (metric, variant)) in variants.iter().enumerate() {
             let key = metric.keys()[0];
-            for (i, s) in scores.iter().enumerate() {
+            let column: Vec<f64> = scores.iter().map(|s| s[k]).collect();
+            for (i, s) in column.iter().enumerate() {
                 per_image[i].push((key, *s));
             }
-            aggregate.push((key, numpy_mean(&scores)));
+            aggregate.push((key, numpy_mean(&column)));
             sig.push(match variant {
                 Variant::CiderD => format!("cider_d:n4,sigma=6,clip,df={df_label}"),
                 Variant::Original => format!("cider_original:n4,df={df_label}"),
