@@ -229,13 +229,14 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         df: DfSource::Batch,
         meteor: meteor.as_ref(),
     };
-    let report = pool.install(|| engine::score(&batch, &opts))?;
+    let tok = pool.install(|| engine::tokenize(&batch));
+    let report = pool.install(|| engine::score_tokenized(&batch, &tok, &opts))?;
     let mut text = if a.tokenized {
         let mut json = report.to_json();
         let tok: Vec<serde_json::Value> = batch
             .items
             .iter()
-            .zip(&report.tokenized)
+            .zip(tok.candidates.iter().zip(&tok.references))
             .map(|(item, (c, r))| serde_json::json!({"image_id": item.image_id.raw, "candidate": c, "references": r}))
             .collect();
         if let serde_json::Value::Object(o) = &mut json {

@@ -173,8 +173,6 @@ pub struct Report {
     pub signature: String,
     /// Warnings about the input.
     pub warnings: Vec<Warning>,
-    /// Tokenized captions in evaluation order (candidate, references), for explanations.
-    pub tokenized: Vec<(String, Vec<String>)>,
 }
 
 impl Report {
@@ -591,19 +589,12 @@ fn score_inner(
         .iter()
         .map(|&i| (batch.items[i].image_id.clone(), per_image[i].clone()))
         .collect();
-    let tokenized = tok
-        .candidates
-        .iter()
-        .cloned()
-        .zip(tok.references.iter().cloned())
-        .collect();
     Ok(Report {
         aggregate,
         per_image,
         bleu_totals,
         signature: sig.join("|"),
         warnings,
-        tokenized,
     })
 }
 
