@@ -185,20 +185,12 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     // are freed before scoring (peak memory).
     let batch = {
         let refs_text = read_input_file(&a.refs, "--refs")?;
-        let refs = input::parse_references_text(&refs_text, "--refs").map_err(|e| {
-            InputError::new(
-                e.code,
-                format!("--refs: {}", e.message.trim_start_matches("--refs: ")),
-            )
-        })?;
+        let refs =
+            input::parse_references_text(&refs_text, "--refs").map_err(labelled("--refs"))?;
         drop(refs_text);
         let cands_text = read_input_file(&a.cands, "--cands")?;
-        let cands = input::parse_candidates_text(&cands_text, "--cands").map_err(|e| {
-            InputError::new(
-                e.code,
-                format!("--cands: {}", e.message.trim_start_matches("--cands: ")),
-            )
-        })?;
+        let cands =
+            input::parse_candidates_text(&cands_text, "--cands").map_err(labelled("--cands"))?;
         drop(cands_text);
         input::assemble(&refs, cands)?
     };
@@ -254,6 +246,15 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         None => stdout
             .write_all(text.as_bytes())
             .map_err(|e| CliError::Other(e.to_string())),
+    }
+}
+
+/// Prefixes an input error with the option it came from (once: JSON errors already carry it).
+fn labelled(what: &'static str) -> impl Fn(InputError) -> InputError {
+    move |e| {
+        let prefix = format!("{what}: ");
+        let message = e.message.strip_prefix(&prefix).unwrap_or(&e.message);
+        InputError::new(e.code, format!("{prefix}{message}"))
     }
 }
 
