@@ -368,12 +368,15 @@ fn parse(a: ParseArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         .num_threads(a.threads.unwrap_or(0))
         .build()
         .map_err(|e| CliError::Other(format!("cannot start worker threads: {e}")))?;
-    let parsed = pool.install(|| nlp.parse_batch(&docs));
     let mut w = std::io::BufWriter::new(stdout);
-    for tokens in parsed {
-        let line = serde_json::to_string(&serde_json::json!({ "tokens": tokens }))
-            .map_err(|e| CliError::Other(e.to_string()))?;
-        writeln!(w, "{line}").map_err(|e| CliError::Other(e.to_string()))?;
+    // Blocks bound the memory held by parsed output; the result does not depend on them.
+    for block in docs.chunks(4096) {
+        let parsed = pool.install(|| nlp.parse_batch(block));
+        for tokens in parsed {
+            let line = serde_json::to_string(&serde_json::json!({ "tokens": tokens }))
+                .map_err(|e| CliError::Other(e.to_string()))?;
+            writeln!(w, "{line}").map_err(|e| CliError::Other(e.to_string()))?;
+        }
     }
     w.flush().map_err(|e| CliError::Other(e.to_string()))
 }

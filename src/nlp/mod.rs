@@ -53,6 +53,36 @@ pub struct ParsedToken {
 /// The loaded pipeline.
 pub struct Nlp {
     model: Model,
+    /// Mixed embeddings of words seen so far ((word, space follows) -> `width` floats). A pure
+    /// function of the word, so the cache never changes a result.
+    embed_cache: std::sync::RwLock<FxHashMap<String, [Option<Box<[f32]>>; 2]>>,
+}
+
+/// Most words the embedding cache holds (about 20 MB); beyond it, new words are not cached.
+const EMBED_CACHE_MAX: usize = 50_000;
+
+/// Per-thread work buffers, kept between batches (large buffers allocated afresh each batch
+/// cost more in page faults than the arithmetic that fills them).
+#[derive(Default)]
+struct Buffers {
+    x: Vec<f32>,
+    cols: Vec<f32>,
+    scratch: Vec<f32>,
+    y: Vec<f32>,
+    proj: Vec<f32>,
+    cached: Vec<f32>,
+    vecs: Vec<f32>,
+    emb: Vec<f32>,
+}
+
+thread_local! {
+    static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::new(Buffers::default());
+}
+
+/// Clears `v` and resizes it to `n` zeros, keeping its allocation.
+fn zeroed(v: &mut Vec<f32>, n: usize) {
+    v.clear();
+    v.resize(n, 0.0);
 }
 
 /// How many documents one batch of the encoder holds.
@@ -144,7 +174,10 @@ fn feature(model: &Model, attr: Attr, word: &str, spacy: bool) -> u64 {
 impl Nlp {
     /// Wraps a model.
     pub fn new(model: Model) -> Nlp {
-        Nlp { model }
+        Nlp {
+            model,
+            embed_cache: Default::default(),
+        }
     }
 
     /// Loads `<cache>/nlp/model.bin`.
@@ -159,7 +192,7 @@ impl Nlp {
     }
 
     /// Token vectors (`n x width`) of a batch of documents (`spaces[d][i]`: a space follows).
-    fn tok2vec(&self, docs: &[&[&str]], spaces: &[&[bool]]) -> Vec<Vec<f32>> {
+    fn tok2vec(&self, docs: &[&[&str]], spaces: &[&[bool]], buf: &mut Buffers) -> Vec<f32> {
         let m = &self.model;
         let w = m.width;
         // 1. Embeddings per distinct (word, space) pair.
@@ -178,29 +211,20 @@ impl Nlp {
             }
             ids.push(v);
         }
-        let ncol = m.embeds.len();
-        let mut concat = vec![0f32; uniq.len() * ncol * w];
-        for (u, &(word, sp)) in uniq.iter().enumerate() {
-            for (c, e) in m.embeds.iter().enumerate() {
-                let f = feature(m, e.attr, word, sp);
-                let dst = &mut concat[(u * ncol + c) * w..(u * ncol + c + 1) * w];
-                for k in hash::embed_keys(f, e.seed) {
-                    let row = (k as usize) % e.rows;
-                    for (d, s) in dst.iter_mut().zip(&e.table[row * w..(row + 1) * w]) {
-                        *d += s;
-                    }
-                }
-            }
-        }
-        let mut scratch = Vec::new();
-        let mut emb = vec![0f32; uniq.len() * w];
-        maxout_ln(&m.mix, &concat, uniq.len(), &mut scratch, &mut emb);
-        drop(concat);
+        let mut emb = std::mem::take(&mut buf.emb);
+        self.embeddings(&uniq, &mut emb);
 
         // 2. Flatten with `pad` zero rows before, between and after the documents.
         let pad = m.window * m.encoder.len();
         let total: usize = pad + docs.iter().map(|d| d.len() + pad).sum::<usize>();
-        let mut x = vec![0f32; total * w];
+        let Buffers {
+            x,
+            cols,
+            scratch,
+            y,
+            ..
+        } = buf;
+        zeroed(x, total * w);
         let mut starts = Vec::with_capacity(docs.len());
         let mut at = pad;
         for v in &ids {
@@ -210,41 +234,116 @@ impl Nlp {
             }
             at += v.len() + pad;
         }
+        buf.emb = emb;
 
-        // 3. Residual window layers over all rows (zeros beyond both ends).
+        // 3. Residual window layers. Layer l only needs the rows within
+        // (depth - 1 - l) * window of a real token: the others feed no later output.
+        let mut dist = vec![usize::MAX; total];
+        for (&st, d) in starts.iter().zip(docs) {
+            for r in st..st + d.len() {
+                dist[r] = 0;
+            }
+        }
+        for r in 1..total {
+            dist[r] = dist[r].min(dist[r - 1].saturating_add(1));
+        }
+        for r in (0..total.saturating_sub(1)).rev() {
+            dist[r] = dist[r].min(dist[r + 1].saturating_add(1));
+        }
         let win = 2 * m.window + 1;
-        let mut cols = vec![0f32; total * win * w];
-        let mut y = vec![0f32; total * w];
-        for layer in &m.encoder {
-            cols.iter_mut().for_each(|v| *v = 0.0);
-            for r in 0..total {
+        let depth = m.encoder.len();
+        let mut active = Vec::with_capacity(total);
+        for (l, layer) in m.encoder.iter().enumerate() {
+            let radius = (depth - 1 - l) * m.window;
+            active.clear();
+            active.extend((0..total).filter(|&r| dist[r] <= radius));
+            cols.clear();
+            cols.resize(active.len() * win * w, 0.0);
+            for (a, &r) in active.iter().enumerate() {
                 for j in 0..win {
                     let src = r as isize + j as isize - m.window as isize;
                     if src < 0 || src as usize >= total {
                         continue;
                     }
                     let s = src as usize;
-                    cols[(r * win + j) * w..(r * win + j + 1) * w]
+                    cols[(a * win + j) * w..(a * win + j + 1) * w]
                         .copy_from_slice(&x[s * w..(s + 1) * w]);
                 }
             }
-            maxout_ln(layer, &cols, total, &mut scratch, &mut y);
-            for (a, b) in x.iter_mut().zip(&y) {
-                *a += b;
+            y.clear();
+            y.resize(active.len() * w, 0.0);
+            maxout_ln(layer, cols, active.len(), scratch, y);
+            for (a, &r) in active.iter().enumerate() {
+                for (xv, yv) in x[r * w..(r + 1) * w].iter_mut().zip(&y[a * w..(a + 1) * w]) {
+                    *xv += yv;
+                }
             }
         }
-        starts
-            .iter()
-            .zip(docs)
-            .map(|(&s, d)| x[s * w..(s + d.len()) * w].to_vec())
-            .collect()
+        let mut out = std::mem::take(&mut buf.vecs);
+        out.clear();
+        for (&s, d) in starts.iter().zip(docs) {
+            out.extend_from_slice(&buf.x[s * w..(s + d.len()) * w]);
+        }
+        out
     }
 
-    fn tag(&self, vecs: &[f32], n: usize) -> Vec<usize> {
+    /// Mixed embeddings (`uniq.len() x width`) of distinct (word, space) pairs, from the cache
+    /// where possible.
+    fn embeddings(&self, uniq: &[(&str, bool)], emb: &mut Vec<f32>) {
+        let m = &self.model;
+        let w = m.width;
+        zeroed(emb, uniq.len() * w);
+        let mut missing = Vec::new();
+        {
+            let cache = self.embed_cache.read().unwrap_or_else(|e| e.into_inner());
+            for (u, &(word, sp)) in uniq.iter().enumerate() {
+                match cache.get(word).and_then(|e| e[sp as usize].as_ref()) {
+                    Some(v) => emb[u * w..(u + 1) * w].copy_from_slice(v),
+                    None => missing.push(u),
+                }
+            }
+        }
+        if missing.is_empty() {
+            return;
+        }
+        let ncol = m.embeds.len();
+        let mut concat = vec![0f32; missing.len() * ncol * w];
+        for (j, &u) in missing.iter().enumerate() {
+            let (word, sp) = uniq[u];
+            for (c, e) in m.embeds.iter().enumerate() {
+                let f = feature(m, e.attr, word, sp);
+                let dst = &mut concat[(j * ncol + c) * w..(j * ncol + c + 1) * w];
+                for k in hash::embed_keys(f, e.seed) {
+                    let row = (k as usize) % e.rows;
+                    for (d, s) in dst.iter_mut().zip(&e.table[row * w..(row + 1) * w]) {
+                        *d += s;
+                    }
+                }
+            }
+        }
+        let mut scratch = Vec::new();
+        let mut fresh = vec![0f32; missing.len() * w];
+        maxout_ln(&m.mix, &concat, missing.len(), &mut scratch, &mut fresh);
+        let mut cache = self.embed_cache.write().unwrap_or_else(|e| e.into_inner());
+        for (j, &u) in missing.iter().enumerate() {
+            let v = &fresh[j * w..(j + 1) * w];
+            emb[u * w..(u + 1) * w].copy_from_slice(v);
+            let (word, sp) = uniq[u];
+            if let Some(e) = cache.get_mut(word) {
+                e[sp as usize] = Some(v.into());
+            } else if cache.len() < EMBED_CACHE_MAX {
+                let mut e: [Option<Box<[f32]>>; 2] = [None, None];
+                e[sp as usize] = Some(v.into());
+                cache.insert(word.to_string(), e);
+            }
+        }
+    }
+
+    fn tag(&self, vecs: &[f32], n: usize, scores: &mut Vec<f32>) -> Vec<usize> {
         let lin = &self.model.tagger;
-        let mut scores = vec![0f32; n * lin.n_out];
-        gemm_bt(vecs, n, lin, &mut scores);
-        add_bias(&mut scores, &lin.b);
+        zeroed(scores, n * lin.n_out);
+        gemm_bt(vecs, n, lin, scores);
+        add_bias(scores, &lin.b);
         scores
             .chunks_exact(lin.n_out)
             .map(|row| {
@@ -259,83 +358,108 @@ impl Nlp {
             .collect()
     }
 
-    fn parse_tree(&self, vecs: &[f32], n: usize) -> (Vec<usize>, Vec<String>) {
+    /// Greedy decoding of the documents of a chunk, in lockstep (one upper-layer product per
+    /// step for all unfinished documents). `cached` holds the precomputed lower-layer features
+    /// of all tokens (`tokens x feats x hidden x pieces`), `lens` the document lengths.
+    fn parse_trees(
+        &self,
+        cached: &[f32],
+        lens: &[usize],
+        buf: &mut Buffers,
+    ) -> Vec<(Vec<usize>, Vec<String>)> {
         let m = &self.model;
         let (nf, nh, np) = (m.parser_feats, m.parser_hidden, m.parser_pieces);
         let fo = nh * np;
-        let mut proj = vec![0f32; n * nh];
-        gemm_bt(vecs, n, &m.parser_in, &mut proj);
-        add_bias(&mut proj, &m.parser_in.b);
-        let mut cached = vec![0f32; n * nf * fo];
-        gemm_bt(&proj, n, &m.lower, &mut cached);
-
+        let per = nf * fo;
         let ncls = m.actions.len();
-        let mut state = parser::State::new(n);
+        let mut offsets = Vec::with_capacity(lens.len());
+        let mut at = 0;
+        for &n in lens {
+            offsets.push(at);
+            at += n;
+        }
+        debug_assert_eq!(cached.len(), at * per);
+        let mut states: Vec<parser::State> = lens.iter().map(|&n| parser::State::new(n)).collect();
+        let mut steps = vec![0usize; lens.len()];
+        let mut live: Vec<usize> = (0..lens.len()).filter(|&d| !states[d].is_final()).collect();
+        let Buffers {
+            y: hidden,
+            scratch: scores,
+            ..
+        } = buf;
         let mut acc = vec![0f32; fo];
-        let mut hidden = vec![0f32; nh];
-        let mut scores = vec![0f32; ncls];
         let mut valid = vec![false; ncls];
-        let mut guard = 0usize;
-        while !state.is_final() {
-            guard += 1;
-            if guard > 10 * n + 10 {
-                state.force_final();
-                break;
-            }
-            let feats = state.features();
-            acc.iter_mut().for_each(|v| *v = 0.0);
-            for (f, t) in feats.iter().enumerate().take(nf) {
-                let src = match t {
-                    Some(t) => &cached[(t * nf + f) * fo..(t * nf + f + 1) * fo],
-                    None => &m.lower_pad[f * fo..(f + 1) * fo],
-                };
-                for (a, s) in acc.iter_mut().zip(src) {
-                    *a += s;
-                }
-            }
-            for (a, b) in acc.iter_mut().zip(&m.lower.b) {
-                *a += b;
-            }
-            for (j, h) in hidden.iter_mut().enumerate() {
-                let p = &acc[j * np..(j + 1) * np];
-                let mut best = p[0];
-                for &v in &p[1..] {
-                    if v > best {
-                        best = v;
+        while !live.is_empty() {
+            zeroed(hidden, live.len() * nh);
+            for (k, &d) in live.iter().enumerate() {
+                let feats = states[d].features();
+                acc.iter_mut().for_each(|v| *v = 0.0);
+                for (f, t) in feats.iter().enumerate().take(nf) {
+                    let src = match t {
+                        Some(t) => {
+                            let row = offsets[d] + t;
+                            &cached[row * per + f * fo..row * per + (f + 1) * fo]
+                        }
+                        None => &m.lower_pad[f * fo..(f + 1) * fo],
+                    };
+                    for (a, s) in acc.iter_mut().zip(src) {
+                        *a += s;
                     }
                 }
-                *h = best;
-            }
-            for (c, s) in scores.iter_mut().enumerate() {
-                let row = &m.upper.w[c * nh..(c + 1) * nh];
-                let mut dot = 0f32;
-                for (a, b) in row.iter().zip(&hidden) {
-                    dot += a * b;
+                for (a, b) in acc.iter_mut().zip(&m.lower.b) {
+                    *a += b;
                 }
-                *s = dot + m.upper.b[c];
-            }
-            parser::class_valid(&m.actions, &state.valid(), &mut valid);
-            let mut best: Option<usize> = None;
-            for c in 0..ncls {
-                if valid[c] && best.is_none_or(|b| scores[c] > scores[b]) {
-                    best = Some(c);
+                for (j, h) in hidden[k * nh..(k + 1) * nh].iter_mut().enumerate() {
+                    let p = &acc[j * np..(j + 1) * np];
+                    let mut best = p[0];
+                    for &v in &p[1..] {
+                        if v > best {
+                            best = v;
+                        }
+                    }
+                    *h = best;
                 }
             }
-            match best {
-                Some(c) => state.apply(m.actions[c].mv, c as u16),
-                None => state.force_final(),
+            zeroed(scores, live.len() * ncls);
+            gemm_bt(hidden, live.len(), &m.upper, scores);
+            add_bias(scores, &m.upper.b);
+            for (k, &d) in live.iter().enumerate() {
+                let state = &mut states[d];
+                steps[d] += 1;
+                if steps[d] > 10 * lens[d] + 10 {
+                    state.force_final();
+                    continue;
+                }
+                let row = &scores[k * ncls..(k + 1) * ncls];
+                parser::class_valid(&m.actions, &state.valid(), &mut valid);
+                let mut best: Option<usize> = None;
+                for c in 0..ncls {
+                    if valid[c] && best.is_none_or(|b| row[c] > row[b]) {
+                        best = Some(c);
+                    }
+                }
+                match best {
+                    Some(c) => state.apply(m.actions[c].mv, c as u16),
+                    None => state.force_final(),
+                }
             }
+            live.retain(|&d| !states[d].is_final());
         }
-        let (mut heads, labels) = state.tree();
-        let mut deps: Vec<String> = labels
+        states
             .iter()
-            .map(|l| match l {
-                Some(c) => m.actions[*c as usize].label.clone(),
-                None => "ROOT".to_string(),
+            .map(|state| {
+                let (mut heads, labels) = state.tree();
+                let mut deps: Vec<String> = labels
+                    .iter()
+                    .map(|l| match l {
+                        Some(c) => m.actions[*c as usize].label.clone(),
+                        None => "ROOT".to_string(),
+                    })
+                    .collect();
+                parser::deprojectivize(&mut heads, &mut deps);
+                (heads, deps)
             })
-            .collect();
-        parser::deprojectivize(&mut heads, &mut deps);
-        (heads, deps)
+            .collect()
     }
 
     /// Tags and parses one document given as words (each followed by a space).
@@ -354,20 +478,46 @@ impl Nlp {
     }
 
     fn parse_chunk(&self, chunk: &[Vec<&str>]) -> Vec<Vec<ParsedToken>> {
-        let m = &self.model;
         let docs: Vec<&[&str]> = chunk.iter().map(|d| d.as_slice()).collect();
         let spaces: Vec<Vec<bool>> = chunk.iter().map(|d| vec![true; d.len()]).collect();
         let sp: Vec<&[bool]> = spaces.iter().map(|s| s.as_slice()).collect();
-        let vecs = self.tok2vec(&docs, &sp);
-        let mut out = Vec::with_capacity(chunk.len());
-        for (doc, v) in docs.iter().zip(&vecs) {
+        BUFFERS.with(|b| self.parse_chunk_with(&docs, &sp, &mut b.borrow_mut()))
+    }
+
+    fn parse_chunk_with(
+        &self,
+        docs: &[&[&str]],
+        sp: &[&[bool]],
+        buf: &mut Buffers,
+    ) -> Vec<Vec<ParsedToken>> {
+        let m = &self.model;
+        let vecs = self.tok2vec(docs, sp, buf);
+        let rows: usize = docs.iter().map(|d| d.len()).sum();
+        // Tagger and the parser's precomputable layers, for all tokens of the chunk at once.
+        let tags = self.tag(&vecs, rows, &mut buf.scratch);
+        let (nf, nh, np) = (m.parser_feats, m.parser_hidden, m.parser_pieces);
+        let Buffers { proj, cached, .. } = buf;
+        zeroed(proj, rows * nh);
+        gemm_bt(&vecs, rows, &m.parser_in, proj);
+        add_bias(proj, &m.parser_in.b);
+        buf.vecs = vecs;
+        let per = nf * nh * np;
+        zeroed(cached, rows * per);
+        gemm_bt(proj, rows, &m.lower, cached);
+        let lens: Vec<usize> = docs.iter().map(|d| d.len()).collect();
+        let cached = std::mem::take(cached);
+        let trees = self.parse_trees(&cached, &lens, buf);
+        buf.cached = cached;
+        let mut out = Vec::with_capacity(docs.len());
+        let mut at = 0;
+        for (doc, (heads, deps)) in docs.iter().zip(trees) {
             let n = doc.len();
             if n == 0 {
                 out.push(Vec::new());
                 continue;
             }
-            let tags = self.tag(v, n);
-            let (heads, deps) = self.parse_tree(v, n);
+            let tags = &tags[at..at + n];
+            at += n;
             let lowers: Vec<String> = doc.iter().map(|w| w.to_lowercase()).collect();
             let views: Vec<ruler::TokenView<'_>> = (0..n)
                 .map(|i| ruler::TokenView {
