@@ -2,7 +2,7 @@
 //! official SPICE 1.0 parser output, on the golden data of `shared/golden/spice/`.
 //!
 //! ```text
-//! spice_agreement PARSES.jsonl raw|ptb [SHARED_DIR] [--show-vg N] [--show-items N] [--show-cands N] [--debug TEXT]
+//! spice_agreement PARSES.jsonl raw|ptb [SHARED_DIR] [--show-vg N] [--show-items N] [--show-cands N] [--debug TEXT] [--lemma-check TSV]
 //! ```
 //!
 //! `PARSES.jsonl` comes from `scripts/spice-frontend-dev.py` (spaCy parses keyed by the
@@ -403,11 +403,16 @@ fn main() {
     let mut pos: Vec<&str> = Vec::new();
     let (mut show_vg, mut show_items, mut show_cands) = (0usize, 0usize, 0usize);
     let mut debug: Option<String> = None;
+    let mut lemma_check: Option<String> = None;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
             "--show-vg" => {
                 show_vg = args[i + 1].parse().expect("number");
+                i += 1;
+            }
+            "--lemma-check" => {
+                lemma_check = Some(args[i + 1].clone());
                 i += 1;
             }
             "--debug" => {
@@ -427,7 +432,7 @@ fn main() {
         i += 1;
     }
     if pos.len() < 2 || !matches!(pos[1], "raw" | "ptb") {
-        eprintln!("usage: spice_agreement PARSES.jsonl raw|ptb [SHARED_DIR] [--show-vg N] [--show-items N] [--show-cands N] [--debug TEXT]");
+        eprintln!("usage: spice_agreement PARSES.jsonl raw|ptb [SHARED_DIR] [--show-vg N] [--show-items N] [--show-cands N] [--debug TEXT] [--lemma-check TSV]");
         std::process::exit(2);
     }
     let shared = pos.get(2).copied().unwrap_or("/work/shared");
@@ -441,6 +446,29 @@ fn main() {
         ptb: pos[1] == "ptb",
         missing: std::cell::Cell::new(0),
     };
+    if let Some(path) = lemma_check {
+        // Lines `word<TAB>tag<TAB>other lemma[<TAB>count]`: print where ours differs.
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let (mut n, mut diff) = (0usize, 0usize);
+        for line in text.lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            if f.len() < 3 {
+                continue;
+            }
+            let count: usize = f.get(3).and_then(|c| c.parse().ok()).unwrap_or(1);
+            n += count;
+            let ours = ctx.lemmas.lemma(f[0], f[1]);
+            if ours != f[2] {
+                diff += count;
+                println!(
+                    "{}\t{}\tours {}\tother {}\t{}",
+                    f[0], f[1], ours, f[2], count
+                );
+            }
+        }
+        println!("{diff} of {n} tokens differ");
+        return;
+    }
     if let Some(text) = debug {
         let words = ctx.words(&text);
         let parse = ctx

@@ -90,6 +90,7 @@ const IE_NOUNS: &[&str] = &[
     "movie",
     "necktie",
     "newbie",
+    "ollie",
     "pixie",
     "prairie",
     "rookie",
@@ -298,7 +299,7 @@ const E_STEMS: &[&str] = &[
 /// Stems for which the general e-restoration tests wrongly say yes.
 const NO_E_STEMS: &[&str] = &[
     "bias", "bus", "canvas", "chorus", "combat", "focus", "gas", "imperil", "kayak", "nonplus",
-    "pencil", "stencil", "rev", "impeach",
+    "pencil", "stencil", "rev", "impeach", "strip",
 ];
 
 fn is_vowel(c: u8) -> bool {
@@ -385,7 +386,9 @@ fn needs_e(stem: &str) -> bool {
 fn verb_stem(stem: &str) -> String {
     let s = stem.as_bytes();
     let n = s.len();
-    if n >= 3 && s[n - 1] == s[n - 2] && !is_vowel(s[n - 1]) {
+    // A doubled final consonant after a single vowel (`running`, not `eatting`).
+    let single_vowel = n >= 3 && vowel_at(s, n - 3) && (n == 3 || !vowel_at(s, n - 4));
+    if single_vowel && s[n - 1] == s[n - 2] && !is_vowel(s[n - 1]) {
         let single = &stem[..n - 1];
         return match s[n - 1] {
             b'l' | b's' | b'z' | b'f' => {
@@ -507,6 +510,9 @@ impl Lemmatizer {
         }
         let n = w.len();
         if !w.ends_with('s') {
+            if let Some(st) = w.strip_suffix("men") {
+                return format!("{st}man");
+            }
             // Latin and Greek plurals.
             if let Some(st) = w.strip_suffix("ae") {
                 return format!("{st}a");
@@ -701,6 +707,8 @@ mod tests {
         let l = lem();
         for (w, want) in [
             ("men", "man"),
+            ("women", "woman"),
+            ("firemen", "fireman"),
             ("leaves", "leaf"),
             ("geese", "goose"),
             ("children", "child"),
@@ -776,6 +784,8 @@ mod tests {
             ("freed", "VBN", "free"),
             ("stopped", "VBD", "stop"),
             ("adding", "VBG", "add"),
+            ("eatting", "VBG", "eatt"),
+            ("striped", "VBN", "strip"),
             ("covered", "VBN", "cover"),
             ("dressed", "VBN", "dress"),
             ("kayaking", "VBG", "kayak"),
