@@ -42,7 +42,9 @@
 //! order (Appendix A), which hashes token positions, so positions must be the sentence's
 //! token positions.
 
+pub mod convert;
 mod graph;
+pub mod lemma;
 mod rules;
 mod sentence;
 mod synsets;
