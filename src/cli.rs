@@ -213,16 +213,21 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let explicit_meteor = a.metrics.is_some() && metrics.contains(&Metric::Meteor);
     // Inputs are parsed and joined in a scope of their own: their text and the reference map
     // are freed before scoring (peak memory).
+    engine::phase("start");
     let batch = {
         let refs_text = read_input_file(&a.refs, "--refs")?;
         let refs =
             input::parse_references_text(&refs_text, "--refs").map_err(labelled("--refs"))?;
         drop(refs_text);
+        engine::phase("parse refs");
         let cands_text = read_input_file(&a.cands, "--cands")?;
         let cands =
             input::parse_candidates_text(&cands_text, "--cands").map_err(labelled("--cands"))?;
         drop(cands_text);
-        input::assemble(&refs, cands)?
+        engine::phase("parse cands");
+        let b = input::assemble(&refs, cands)?;
+        engine::phase("assemble");
+        b
     };
     let mut metrics = metrics;
     let meteor = if metrics.contains(&Metric::Meteor) {
@@ -251,7 +256,9 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         df: DfSource::Batch,
         meteor: meteor.as_ref(),
     };
+    engine::phase("pool");
     let tok = pool.install(|| engine::tokenize(&batch));
+    engine::phase("tokenize");
     let report = pool.install(|| engine::score_tokenized(&batch, &tok, &opts))?;
     let mut text = if a.tokenized {
         let mut json = report.to_json();
@@ -266,13 +273,15 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         }
         serde_json::to_string_pretty(&json)
     } else {
-        serde_json::to_string_pretty(&report)
+        Ok(pool.install(|| report.to_string_pretty()))
     }
     .map_err(|e| CliError::Other(e.to_string()))?;
     text.push('\n');
+    engine::phase("serialize");
     match &a.out {
         Some(path) => crate::dataset::write_atomically(path, text.as_bytes())
-            .map_err(|e| CliError::Other(format!("cannot write {}: {e}", path.display()))),
+            .map_err(|e| CliError::Other(format!("cannot write {}: {e}", path.display())))
+            .inspect(|_| engine::phase("write")),
         None => stdout
             .write_all(text.as_bytes())
             .map_err(|e| CliError::Other(e.to_string())),

@@ -36,7 +36,6 @@ use sha2::{Digest, Sha256};
 use crate::corpus::{DfTable, Interner, SentenceNgrams, Vocab};
 use crate::engine::{DfSource, PreparedRefs};
 use crate::input::{Batch, ErrorCode, ImageId, ImageKey, InputError, References};
-use crate::metrics::cider::SentenceVec;
 use crate::text::{ptb, split_py_whitespace};
 
 /// Version of the on-disk format.
@@ -92,8 +91,6 @@ pub struct Dataset {
     pub ids: Vec<Vec<Vec<u32>>>,
     /// CIDEr document frequencies over the images that have references.
     pub df: DfTable,
-    /// Per image: the CIDEr vectors of its references under `df`.
-    pub cider_vecs: Vec<Vec<SentenceVec>>,
     /// The document-frequency label used in signatures: `dataset:<name>@sha256:<hex>(N=..)`.
     pub df_label: String,
     /// An interner over `vocab` (ids agree with `ids` and `df`).
@@ -155,10 +152,7 @@ impl Dataset {
             .map(|r| r.iter().map(|w| SentenceNgrams::new(w)).collect())
             .collect();
         let df = DfTable::build(ngrams.iter().filter(|r| !r.is_empty()).map(|r| r.iter()));
-        let cider_vecs: Vec<Vec<SentenceVec>> = ngrams
-            .par_iter()
-            .map(|r| r.iter().map(|g| SentenceVec::new(g, &df)).collect())
-            .collect();
+        drop(ngrams);
         let df_label = format!(
             "dataset:{name}@sha256:{sha256}(N={})",
             crate::corpus::DocFreq::doc_count(&df)
@@ -172,7 +166,6 @@ impl Dataset {
             vocab,
             ids,
             df,
-            cider_vecs,
             df_label,
             interner: base_interner,
         })
@@ -205,8 +198,8 @@ impl Dataset {
 
     /// Tokenized references and prepared reference data for `batch`, a batch assembled against
     /// this dataset's references (`input::assemble(&self.references, ..)`: items in dataset
-    /// order). With `with_vectors` the CIDEr vectors under the dataset table are included
-    /// (for `cider_df: "dataset"`).
+    /// order). `_with_vectors` is kept for callers; CIDEr vectors are no longer cached (the
+    /// engine computes them per request from interned n-grams).
     ///
     /// Returns `None` when an item's image is not in the dataset (the caller assembled the
     /// batch against something else); otherwise the tokenized references, the prepared data
@@ -214,7 +207,7 @@ impl Dataset {
     pub fn prepare(
         &self,
         batch: &Batch,
-        with_vectors: bool,
+        _with_vectors: bool,
     ) -> Option<(Vec<Vec<String>>, PreparedRefs<'_>, usize)> {
         let positions: Vec<usize> = batch
             .items
@@ -224,14 +217,12 @@ impl Dataset {
         let mut interner = self.interner.clone();
         let mut tok_refs = Vec::with_capacity(positions.len());
         let mut ids = Vec::with_capacity(positions.len());
-        let mut vecs = Vec::with_capacity(positions.len());
         let mut retokenized = 0;
         for (i, &p) in positions.iter().enumerate() {
             let caps = &self.references.images[p].1;
             let mut toks: Vec<String> = self.tokenized[p].clone();
             let mut image_ids: Vec<Cow<'_, [u32]>> =
                 self.ids[p].iter().map(|w| Cow::Borrowed(&**w)).collect();
-            let mut changed = false;
             // Tail references: no settling reference after them in the same image.
             let tail_start = caps.iter().rposition(|c| settles(c)).unwrap_or(0);
             for k in tail_start..caps.len() {
@@ -253,34 +244,13 @@ impl Dataset {
                 if t != toks[k] {
                     image_ids[k] = Cow::Owned(interner.intern_all(split_py_whitespace(&t)));
                     toks[k] = t;
-                    changed = true;
                     retokenized += 1;
                 }
-            }
-            if with_vectors {
-                vecs.push(if changed {
-                    Cow::Owned(
-                        image_ids
-                            .iter()
-                            .map(|w| SentenceVec::new(&SentenceNgrams::new(w), &self.df))
-                            .collect::<Vec<_>>(),
-                    )
-                } else {
-                    Cow::Borrowed(self.cider_vecs[p].as_slice())
-                });
             }
             tok_refs.push(toks);
             ids.push(image_ids);
         }
-        Some((
-            tok_refs,
-            PreparedRefs {
-                interner,
-                ids,
-                cider_vecs: with_vectors.then_some(vecs),
-            },
-            retokenized,
-        ))
+        Some((tok_refs, PreparedRefs { interner, ids }, retokenized))
     }
 
     fn to_file_json(&self) -> Value {
@@ -682,8 +652,7 @@ mod tests {
             let direct = ptb::tokenize_stream(&stream);
             let got: Vec<String> = tok.into_iter().flatten().collect();
             assert_eq!(got, direct, "subset {ids:?}");
-            let vecs = prep.cider_vecs.unwrap();
-            assert_eq!(vecs.len(), b.items.len());
+            assert_eq!(prep.ids.len(), b.items.len());
         }
     }
 }

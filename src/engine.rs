@@ -12,13 +12,30 @@ use rayon::prelude::*;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::corpus::{DfTable, DocFreq, Interner, SentenceNgrams};
+use crate::corpus::{BatchWords, Caption, DocFreq, GramBuf, IdfSource, Interner};
 use crate::input::{Batch, ErrorCode, ImageId, InputError};
 use crate::metrics::bleu::{self, BleuStats};
 use crate::metrics::cider::{self, SentenceVec, Variant};
 use crate::metrics::meteor::{self, Meteor, MeteorError, SegmentStats};
 use crate::metrics::{numpy_mean, rouge};
-use crate::text::{is_py_whitespace, ptb, split_py_whitespace, split_space};
+use crate::text::{ptb, split_py_whitespace};
+
+/// Development aid: with `CAPSCORE_PHASES` set, prints the wall time since the previous call
+/// (or the first call) to stderr, labelled. Used for the phase breakdown in the README.
+#[doc(hidden)]
+pub fn phase(label: &str) {
+    use std::sync::{Mutex, OnceLock};
+    use std::time::Instant;
+    static LAST: OnceLock<Option<Mutex<Instant>>> = OnceLock::new();
+    let last = LAST
+        .get_or_init(|| std::env::var_os("CAPSCORE_PHASES").map(|_| Mutex::new(Instant::now())));
+    if let Some(m) = last {
+        let mut t = m.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        eprintln!("{label:>12} {:7.2} ms", (now - *t).as_secs_f64() * 1e3);
+        *t = now;
+    }
+}
 
 /// A metric capscore can compute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -218,6 +235,15 @@ impl Serialize for Report {
     /// `aggregate`, `per_image` (in candidate order), `bleu_totals` (when BLEU ran),
     /// `signature`, `warnings`.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ReportView(self, &self.per_image).serialize(s)
+    }
+}
+
+/// A report with the given per-image records in place of its own.
+struct ReportView<'a>(&'a Report, &'a [(ImageId, Vec<(&'static str, f64)>)]);
+
+impl Serialize for ReportView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         struct PerImages<'a>(&'a [(ImageId, Vec<(&'static str, f64)>)]);
         impl Serialize for PerImages<'_> {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -236,15 +262,66 @@ impl Serialize for Report {
                 m.end()
             }
         }
+        let r = self.0;
         let mut m = s.serialize_map(None)?;
-        m.serialize_entry("aggregate", &Scores(&self.aggregate))?;
-        m.serialize_entry("per_image", &PerImages(&self.per_image))?;
-        if let Some(t) = &self.bleu_totals {
+        m.serialize_entry("aggregate", &Scores(&r.aggregate))?;
+        m.serialize_entry("per_image", &PerImages(self.1))?;
+        if let Some(t) = &r.bleu_totals {
             m.serialize_entry("bleu_totals", &Totals(t))?;
         }
-        m.serialize_entry("signature", &self.signature)?;
-        m.serialize_entry("warnings", &self.warnings)?;
+        m.serialize_entry("signature", &r.signature)?;
+        m.serialize_entry("warnings", &r.warnings)?;
         m.end()
+    }
+}
+
+impl Report {
+    /// The same text as `serde_json::to_string_pretty(&report)`, with the per-image records
+    /// formatted in parallel.
+    pub fn to_string_pretty(&self) -> String {
+        const PLACEHOLDER: &str = "\"per_image\": []";
+        let outer = serde_json::to_string_pretty(&ReportView(self, &[])).unwrap_or_default();
+        if self.per_image.is_empty() {
+            return outer;
+        }
+        // `aggregate` (fixed metric keys) comes first, so the first match is the real one.
+        let Some(at) = outer.find(PLACEHOLDER) else {
+            return serde_json::to_string_pretty(self).unwrap_or_default();
+        };
+        // Each record sits at depth 2: serde_json's pretty printer indents its lines by four
+        // more spaces. A raw line break only ever appears between tokens (strings escape it).
+        let parts: Vec<String> = self
+            .per_image
+            .par_chunks(256)
+            .map(|chunk| {
+                let mut out = String::with_capacity(chunk.len() * 256);
+                let mut rec = Vec::with_capacity(512);
+                for (id, scores) in chunk {
+                    rec.clear();
+                    let _ = serde_json::to_writer_pretty(&mut rec, &PerImage(id, scores));
+                    out.push_str(",\n    ");
+                    let rec = std::str::from_utf8(&rec).unwrap_or_default();
+                    for (k, line) in rec.split('\n').enumerate() {
+                        if k > 0 {
+                            out.push_str("\n    ");
+                        }
+                        out.push_str(line);
+                    }
+                }
+                out
+            })
+            .collect();
+        let body_len: usize = parts.iter().map(String::len).sum();
+        let mut text = String::with_capacity(outer.len() + body_len + 8);
+        text.push_str(&outer[..at]);
+        text.push_str("\"per_image\": [");
+        for (k, p) in parts.iter().enumerate() {
+            // Every part starts with ",": the very first record starts the array instead.
+            text.push_str(if k == 0 { &p[1..] } else { p });
+        }
+        text.push_str("\n  ]");
+        text.push_str(&outer[at + PLACEHOLDER.len()..]);
+        text
     }
 }
 
@@ -313,8 +390,7 @@ pub fn intern_references(
 }
 
 /// References prepared ahead of time (a registered dataset's cache) for [`score_prepared`]:
-/// their interned words and, optionally, their CIDEr vectors under the [`DfSource::Table`]
-/// passed in the options.
+/// their interned words.
 pub struct PreparedRefs<'a> {
     /// The interner that produced `ids`; candidates are interned with a clone of it, so their
     /// ids agree with the references' and with the table's.
@@ -322,9 +398,6 @@ pub struct PreparedRefs<'a> {
     /// Per item, per reference: the words of the tokenized reference (split as in spec §3.4),
     /// interned.
     pub ids: Vec<Vec<Cow<'a, [u32]>>>,
-    /// Per item: the CIDEr vectors of its references under the table of `opts.df`, in
-    /// reference order (only used when that is a [`DfSource::Table`]; `None` computes them).
-    pub cider_vecs: Option<Vec<Cow<'a, [SentenceVec]>>>,
 }
 
 /// Scores a tokenized batch whose references were interned (and possibly vectorised) ahead
@@ -338,6 +411,14 @@ pub fn score_prepared(
     score_inner(batch, tok, Some(prepared), opts)
 }
 
+/// Per-image results of the n-gram and ROUGE-L metrics.
+#[derive(Default)]
+struct ImageScores {
+    bleu: BleuStats,
+    rouge: f64,
+    cider: [f64; 2],
+}
+
 fn score_inner(
     batch: &Batch,
     tok: &Tokenized,
@@ -346,58 +427,45 @@ fn score_inner(
 ) -> Result<Report, InputError> {
     let n = batch.items.len();
     let wants = |m: Metric| opts.metrics.contains(&m);
-    let ngram_metrics =
-        wants(Metric::Bleu) || wants(Metric::CiderD) || wants(Metric::CiderOriginal);
+    let want_bleu = wants(Metric::Bleu);
+    let want_rouge = wants(Metric::RougeL);
+    let variants: Vec<(Metric, Variant)> = [
+        (Metric::CiderD, Variant::CiderD),
+        (Metric::CiderOriginal, Variant::Original),
+    ]
+    .into_iter()
+    .filter(|(m, _)| wants(*m))
+    .collect();
+    let ngram_metrics = want_bleu || !variants.is_empty();
 
-    // Interned words (split on Unicode whitespace, spec §3.4) for BLEU and CIDEr.
-    let mut interner = match (prepared, opts.df) {
-        (Some(p), _) => p.interner.clone(),
-        (None, DfSource::Table { interner, .. }) => interner.clone(),
-        (None, DfSource::Batch) => Interner::new(),
-    };
-    let owned_refs: Vec<Vec<Vec<u32>>>;
-    let (cand_ids, ref_ids): (Vec<Vec<u32>>, Vec<Vec<&[u32]>>) = if ngram_metrics {
-        let c = tok
-            .candidates
-            .iter()
-            .map(|s| interner.intern_all(split_py_whitespace(s)))
-            .collect();
-        let r = match prepared {
-            Some(p) => p
-                .ids
-                .iter()
-                .map(|refs| refs.iter().map(|w| &**w).collect())
-                .collect(),
-            None => {
-                owned_refs = intern_references(&mut interner, &tok.references);
-                owned_refs
-                    .iter()
-                    .map(|refs| refs.iter().map(Vec::as_slice).collect())
-                    .collect()
-            }
+    // Interned words (split on Unicode whitespace, spec §3.4) for BLEU, CIDEr and ROUGE-L.
+    let words = (ngram_metrics || want_rouge).then(|| {
+        let mut interner = match (prepared, opts.df) {
+            (Some(p), _) => p.interner.clone(),
+            (None, DfSource::Table { interner, .. }) => interner.clone(),
+            (None, DfSource::Batch) => Interner::new(),
         };
-        (c, r)
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    let (cand_ng, ref_ng): (Vec<SentenceNgrams>, Vec<Vec<SentenceNgrams>>) = rayon::join(
-        || {
-            cand_ids
-                .par_iter()
-                .map(|w| SentenceNgrams::new(w))
-                .collect()
-        },
-        || {
-            ref_ids
-                .par_iter()
-                .map(|refs| refs.iter().map(|w| SentenceNgrams::new(w)).collect())
-                .collect()
-        },
-    );
-    let cached_vecs = match (prepared, opts.df) {
-        (Some(p), DfSource::Table { .. }) => p.cider_vecs.as_ref(),
-        _ => None,
-    };
+        let total = n + tok.references.iter().map(Vec::len).sum::<usize>();
+        let mut captions = Vec::with_capacity(total);
+        let mut img_start = Vec::with_capacity(n + 1);
+        for i in 0..n {
+            img_start.push(captions.len());
+            captions.push(Caption {
+                text: &tok.candidates[i],
+                ids: None,
+            });
+            let ids = prepared.and_then(|p| p.ids.get(i));
+            for (j, r) in tok.references[i].iter().enumerate() {
+                captions.push(Caption {
+                    text: r,
+                    ids: ids.and_then(|v| v.get(j)).map(|w| &**w),
+                });
+            }
+        }
+        img_start.push(captions.len());
+        BatchWords::build(&mut interner, &captions, &img_start, want_rouge)
+    });
+    phase("intern");
 
     let mut per_image: Vec<Vec<(&'static str, f64)>> = vec![Vec::new(); n];
     let mut aggregate: Vec<(&'static str, f64)> = Vec::new();
@@ -408,25 +476,7 @@ fn score_inner(
     ];
     let mut warnings = Vec::new();
 
-    if wants(Metric::Bleu) {
-        let stats: Vec<BleuStats> = (0..n)
-            .into_par_iter()
-            .map(|i| {
-                let refs: Vec<&SentenceNgrams> = ref_ng[i].iter().collect();
-                BleuStats::of_image(&cand_ng[i], &refs)
-            })
-            .collect();
-        for (i, s) in stats.iter().enumerate() {
-            let b = s.scores();
-            per_image[i].extend(Metric::Bleu.keys().iter().copied().zip(b));
-        }
-        let total = bleu::pool(&stats);
-        aggregate.extend(Metric::Bleu.keys().iter().copied().zip(total.scores()));
-        bleu_totals = Some(total);
-        sig.push("bleu:n4,ref=closest,smooth=1e-15/1e-9".into());
-    }
-
-    if wants(Metric::Meteor) {
+    let meteor_stats = if wants(Metric::Meteor) {
         let m = opts.meteor.ok_or_else(|| {
             InputError::new(
                 ErrorCode::MetricUnavailable,
@@ -452,97 +502,119 @@ fn score_inner(
                 }
             }
         }
-        for (i, st) in ok.iter().enumerate() {
-            per_image[i].push(("METEOR", st.score()));
-        }
-        aggregate.push(("METEOR", meteor::pooled_score(&ok)));
-        sig.push("meteor:1.5-pycocoevalcap,en,norm,pooled".into());
-    }
+        Some(ok)
+    } else {
+        None
+    };
 
-    if wants(Metric::RougeL) {
-        // ROUGE-L splits on U+0020 only (spec §3.4). Where that split equals the Unicode
-        // whitespace split (nearly always), reuse the interned words.
-        let mut rouge_ids = |s: &str, ids: Option<&[u32]>| -> Vec<u32> {
-            match ids {
-                Some(ids)
-                    if !s.is_empty()
-                        && !s.contains(|c: char| c != ' ' && is_py_whitespace(c))
-                        && !s.starts_with(' ')
-                        && !s.ends_with(' ')
-                        && !s.contains("  ") =>
-                {
-                    ids.to_vec()
-                }
-                _ => interner.intern_all(split_space(s)),
-            }
-        };
-        let cands: Vec<Vec<u32>> = (0..n)
-            .map(|i| rouge_ids(&tok.candidates[i], cand_ids.get(i).map(Vec::as_slice)))
-            .collect();
-        let refs: Vec<Vec<Vec<u32>>> = (0..n)
-            .map(|i| {
-                tok.references[i]
-                    .iter()
-                    .enumerate()
-                    .map(|(j, r)| rouge_ids(r, ref_ids.get(i).and_then(|v| v.get(j)).copied()))
-                    .collect()
-            })
-            .collect();
-        let scores: Vec<f64> = (0..n)
-            .into_par_iter()
-            .map(|i| {
-                let r: Vec<&[u32]> = refs[i].iter().map(Vec::as_slice).collect();
-                rouge::score_words(&cands[i], &r)
-            })
-            .collect();
-        for (i, s) in scores.iter().enumerate() {
-            per_image[i].push(("ROUGE_L", *s));
+    // CIDEr's document frequencies: the batch's references, or a table.
+    let (idf_source, df_label, df_docs) = match opts.df {
+        DfSource::Batch => (IdfSource::Batch, format!("batch(N={n})"), n),
+        DfSource::Table { table, label, .. } => {
+            (IdfSource::Table(table), label.to_owned(), table.doc_count())
         }
-        aggregate.push(("ROUGE_L", numpy_mean(&scores)));
-        sig.push("rouge_l:beta=1.2".into());
-    }
-
-    let variants: Vec<(Metric, Variant)> = [
-        (Metric::CiderD, Variant::CiderD),
-        (Metric::CiderOriginal, Variant::Original),
-    ]
-    .into_iter()
-    .filter(|(m, _)| wants(*m))
-    .collect();
+    };
     if !variants.is_empty() {
-        let batch_table;
-        let (df, df_label): (&dyn DocFreq, String) = match opts.df {
-            DfSource::Batch => {
-                batch_table = DfTable::build(ref_ng.iter().map(|refs| refs.iter()));
-                (&batch_table, format!("batch(N={n})"))
-            }
-            DfSource::Table { table, label, .. } => (table, label.to_owned()),
+        let empty = match opts.df {
+            DfSource::Batch => !words.as_ref().is_some_and(BatchWords::any_reference_word),
+            DfSource::Table { table, .. } => table.is_empty(),
         };
-        if df.is_empty() {
+        if empty {
             return Err(InputError::new(
                 ErrorCode::NoReferenceNgrams,
                 "every reference caption of the evaluated images is empty after tokenization: CIDEr has no document frequencies",
             ));
         }
-        // Vectors are built and used image by image (never all held at once): every requested
-        // variant is scored from the same vectors.
-        let scores: Vec<Vec<f64>> = (0..n)
+    }
+    let grams = match &words {
+        Some(w) if ngram_metrics => Some(w.grams(idf_source)),
+        _ => None,
+    };
+    phase("ngrams");
+
+    // BLEU, ROUGE-L and CIDEr, image by image (in parallel over chunks of images); CIDEr
+    // vectors are built and used per image, never all held at once.
+    let (grams_ref, variants_ref) = (grams.as_ref(), variants.as_slice());
+    let scores: Vec<ImageScores> = match &words {
+        None => Vec::new(),
+        Some(words) => (0..words.chunk_count())
             .into_par_iter()
-            .map(|i| {
-                let c = SentenceVec::new(&cand_ng[i], df);
-                let r = match cached_vecs.and_then(|v| v.get(i)) {
-                    Some(v) => Cow::Borrowed(&**v),
-                    None => Cow::Owned(ref_ng[i].iter().map(|w| SentenceVec::new(w, df)).collect()),
-                };
-                variants
-                    .iter()
-                    .map(|&(_, variant)| cider::image_score(variant, &c, &r))
-                    .collect()
+            .flat_map_iter(|c| {
+                let mut buf = GramBuf::default();
+                let mut vecs: Vec<SentenceVec> = Vec::new();
+                let mut row = Vec::new();
+                words
+                    .chunk_images(c)
+                    .enumerate()
+                    .map(move |(j, _)| {
+                        let mut out = ImageScores::default();
+                        if let Some(g) = grams_ref {
+                            let image = g.image(words, c, j, &mut buf);
+                            let (cand, refs) = image.split_first().expect("a candidate");
+                            if want_bleu {
+                                out.bleu = BleuStats::of_image(cand, refs);
+                            }
+                            if !variants_ref.is_empty() {
+                                vecs.resize_with(image.len(), SentenceVec::default);
+                                let idf = |id: u32| g.idf(id);
+                                for (v, s) in vecs.iter_mut().zip(&image) {
+                                    v.fill(s, idf);
+                                }
+                                let (c, r) =
+                                    vecs[..image.len()].split_first().expect("a candidate");
+                                for (k, &(_, variant)) in variants_ref.iter().enumerate() {
+                                    out.cider[k] = cider::image_score(variant, c, r);
+                                }
+                            }
+                        }
+                        if want_rouge {
+                            let mut it = words.image_words(c, j, true);
+                            let cand = it.next().expect("a candidate");
+                            let refs: Vec<&[u32]> = it.collect();
+                            out.rouge = rouge::score_words_with(cand, &refs, &mut row);
+                        }
+                        out
+                    })
+                    .collect::<Vec<_>>()
             })
-            .collect();
+            .collect(),
+    };
+    drop(grams);
+    drop(words);
+    phase("score");
+
+    if want_bleu {
+        for (i, s) in scores.iter().enumerate() {
+            let b = s.bleu.scores();
+            per_image[i].extend(Metric::Bleu.keys().iter().copied().zip(b));
+        }
+        let total = bleu::pool(scores.iter().map(|s| &s.bleu));
+        aggregate.extend(Metric::Bleu.keys().iter().copied().zip(total.scores()));
+        bleu_totals = Some(total);
+        sig.push("bleu:n4,ref=closest,smooth=1e-15/1e-9".into());
+    }
+
+    if let Some(ok) = &meteor_stats {
+        for (i, st) in ok.iter().enumerate() {
+            per_image[i].push(("METEOR", st.score()));
+        }
+        aggregate.push(("METEOR", meteor::pooled_score(ok)));
+        sig.push("meteor:1.5-pycocoevalcap,en,norm,pooled".into());
+    }
+
+    if want_rouge {
+        let column: Vec<f64> = scores.iter().map(|s| s.rouge).collect();
+        for (i, s) in column.iter().enumerate() {
+            per_image[i].push(("ROUGE_L", *s));
+        }
+        aggregate.push(("ROUGE_L", numpy_mean(&column)));
+        sig.push("rouge_l:beta=1.2".into());
+    }
+
+    if !variants.is_empty() {
         for (k, (metric, variant)) in variants.iter().enumerate() {
             let key = metric.keys()[0];
-            let column: Vec<f64> = scores.iter().map(|s| s[k]).collect();
+            let column: Vec<f64> = scores.iter().map(|s| s.cider[k]).collect();
             for (i, s) in column.iter().enumerate() {
                 per_image[i].push((key, *s));
             }
@@ -552,7 +624,7 @@ fn score_inner(
                 Variant::Original => format!("cider_original:n4,df={df_label}"),
             });
         }
-        if df.doc_count() == 1 {
+        if df_docs == 1 {
             warnings.push(Warning {
                 code: "single_image_corpus",
                 message: "CIDEr over a one-image corpus is 0 by construction (every n-gram has df = N = 1)".into(),
@@ -587,8 +659,14 @@ fn score_inner(
     let per_image = batch
         .output_order
         .iter()
-        .map(|&i| (batch.items[i].image_id.clone(), per_image[i].clone()))
+        .map(|&i| {
+            (
+                batch.items[i].image_id.clone(),
+                std::mem::take(&mut per_image[i]),
+            )
+        })
         .collect();
+    phase("report");
     Ok(Report {
         aggregate,
         per_image,
@@ -617,6 +695,47 @@ mod tests {
             ErrorCode::UnknownMetric
         );
         assert!(Metric::parse_list(" , ").is_err());
+    }
+
+    #[test]
+    fn parallel_pretty_text_equals_serde_json_pretty() {
+        use serde_json::json;
+        let ids = [
+            json!(1),
+            json!("a \"quoted\"\nid"),
+            json!(2.5),
+            json!(-7),
+            json!("x"),
+        ];
+        for n in [1usize, 2, 255, 256, 257, 600] {
+            for bleu in [false, true] {
+                let per_image: Vec<(ImageId, Vec<(&'static str, f64)>)> = (0..n)
+                    .map(|i| {
+                        let id = ImageId::from_value(&ids[i % ids.len()]).unwrap();
+                        let v = i as f64 / 7.0;
+                        (
+                            id,
+                            vec![("Bleu_1", v), ("CIDEr", f64::NAN), ("ROUGE_L", 1e-300)],
+                        )
+                    })
+                    .collect();
+                let report = Report {
+                    aggregate: vec![("Bleu_1", 0.1), ("CIDEr", 1.0 / 3.0)],
+                    per_image,
+                    bleu_totals: bleu.then(BleuStats::default),
+                    signature: "sig\t\"x\"".into(),
+                    warnings: vec![Warning {
+                        code: "empty_candidate",
+                        message: "m".into(),
+                        image_ids: vec![json!(1), json!("b")],
+                    }],
+                };
+                assert_eq!(
+                    report.to_string_pretty(),
+                    serde_json::to_string_pretty(&report).unwrap()
+                );
+            }
+        }
     }
 
     /// Regression: METEOR was missing from `Metric::ALL`, so `/readyz` did not list it.

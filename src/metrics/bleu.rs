@@ -15,7 +15,7 @@
 
 use serde::Serialize;
 
-use crate::corpus::{Ngram, SentenceNgrams, MAX_ORDER};
+use crate::corpus::{Grams, MAX_ORDER};
 
 const TINY: f64 = 1e-15;
 const SMALL: f64 = 1e-9;
@@ -35,8 +35,8 @@ pub struct BleuStats {
 
 impl BleuStats {
     /// Statistics of one candidate against its references (n-grams of words split as in
-    /// spec §3.4).
-    pub fn of_image(cand: &SentenceNgrams, refs: &[&SentenceNgrams]) -> BleuStats {
+    /// spec §3.4, counted with ids from one table).
+    pub fn of_image(cand: &Grams<'_>, refs: &[Grams<'_>]) -> BleuStats {
         let testlen = cand.word_count() as u64;
         let reflen = refs
             .iter()
@@ -45,7 +45,7 @@ impl BleuStats {
             .unwrap_or(0);
         let mut guess = [0u64; MAX_ORDER];
         let mut correct = [0u64; MAX_ORDER];
-        let mut max_ref: Vec<(Ngram, u32)> = Vec::new();
+        let mut max_ref: Vec<(u32, u32)> = Vec::new();
         for n in 1..=MAX_ORDER {
             guess[n - 1] = testlen.saturating_sub(n as u64 - 1);
             let cand_grams = cand.order(n);
@@ -140,11 +140,13 @@ pub fn pool<'a>(stats: impl IntoIterator<Item = &'a BleuStats>) -> BleuStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::corpus::{GramCounter, OwnedGrams};
 
     fn stats(c: &[u32], refs: &[&[u32]]) -> BleuStats {
-        let r: Vec<SentenceNgrams> = refs.iter().map(|r| SentenceNgrams::new(r)).collect();
-        let r: Vec<&SentenceNgrams> = r.iter().collect();
-        BleuStats::of_image(&SentenceNgrams::new(c), &r)
+        let mut counter = GramCounter::new();
+        let r: Vec<OwnedGrams> = refs.iter().map(|r| counter.count(r)).collect();
+        let r: Vec<Grams<'_>> = r.iter().map(OwnedGrams::view).collect();
+        BleuStats::of_image(&counter.count(c).view(), &r)
     }
 
     fn ids(s: &str, vocab: &mut Vec<String>) -> Vec<u32> {

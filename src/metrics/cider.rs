@@ -2,7 +2,7 @@
 //! spec COCO §6.
 //!
 //! Both weight the n-grams (orders 1..=4) of each sentence by tf-idf, with document frequency
-//! over the evaluated images' references ([`DocFreq`]; candidates never count) and
+//! over the evaluated images' references ([`DocFreq`](crate::corpus::DocFreq); candidates never count) and
 //! `ref_len = ln(N)` for N evaluated images, take per-order cosine similarities between the
 //! candidate and each reference, average over orders, divide by the number of references and
 //! multiply by 10.
@@ -18,7 +18,7 @@
 //! per-image order of operations is mean over orders, then `/ m`, then `* 10`. A one-image
 //! corpus scores 0 (every weight is `ln 1 - ln 1`).
 
-use crate::corpus::{DocFreq, Ngram, SentenceNgrams, MAX_ORDER};
+use crate::corpus::{Grams, MAX_ORDER};
 
 /// Which CIDEr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,12 +34,12 @@ const SIGMA: f64 = 6.0;
 /// A sentence's tf-idf vectors per order, their norms and its length (bigram count).
 #[derive(Debug, Clone, Default)]
 pub struct SentenceVec {
-    /// Weights of every order, each order in first-occurrence order (the reference's
-    /// summation order); order n occupies `ends[n-2]..ends[n-1]`.
-    weights: Vec<(Ngram, f64)>,
+    /// Weights of every order (by n-gram id), each order in first-occurrence order (the
+    /// reference's summation order); order n occupies `ends[n-2]..ends[n-1]`.
+    weights: Vec<(u32, f64)>,
     ends: [u32; MAX_ORDER],
-    /// For long sentences, the same weights sorted by n-gram per order, for binary search.
-    sorted: Option<Vec<(Ngram, f64)>>,
+    /// For long sentences, the same weights sorted by n-gram id per order, for binary search.
+    sorted: Option<Vec<(u32, f64)>>,
     norms: [f64; MAX_ORDER],
     length: i64,
 }
@@ -48,45 +48,44 @@ pub struct SentenceVec {
 const LINEAR_LOOKUP_MAX: usize = 24;
 
 impl SentenceVec {
-    /// Weights `tf * (ln(N) - ln(max(1, df)))` for the n-grams of a sentence.
-    pub fn new(s: &SentenceNgrams, df: &dyn DocFreq) -> SentenceVec {
-        let ref_len = (df.doc_count() as f64).ln();
-        let mut weights = Vec::with_capacity(s.all().len());
-        let mut ends = [0u32; MAX_ORDER];
-        let mut norms = [0.0f64; MAX_ORDER];
-        let mut length = 0i64;
+    /// Weights `tf * idf(id)` for the n-grams of a sentence, where `idf(id)` is
+    /// `ln(N) - ln(max(1, df))` of the n-gram.
+    pub fn new(s: &Grams<'_>, idf: impl Fn(u32) -> f64) -> SentenceVec {
+        let mut v = SentenceVec::default();
+        v.fill(s, idf);
+        v
+    }
+
+    /// [`SentenceVec::new`] into existing storage.
+    pub fn fill(&mut self, s: &Grams<'_>, idf: impl Fn(u32) -> f64) {
+        self.weights.clear();
+        self.weights.reserve(s.all().len());
+        self.length = 0;
         let mut long = false;
         for n in 1..=MAX_ORDER {
             let mut norm = 0.0f64;
             let grams = s.order(n);
             long |= grams.len() > LINEAR_LOOKUP_MAX;
-            for (g, tf) in grams {
-                let w = f64::from(*tf) * (ref_len - df.ln_df(g));
+            for &(g, tf) in grams {
+                let w = f64::from(tf) * idf(g);
                 norm += w * w;
                 if n == 2 {
-                    length += i64::from(*tf);
+                    self.length += i64::from(tf);
                 }
-                weights.push((*g, w));
+                self.weights.push((g, w));
             }
-            norms[n - 1] = norm.sqrt();
-            ends[n - 1] = weights.len() as u32;
+            self.norms[n - 1] = norm.sqrt();
+            self.ends[n - 1] = self.weights.len() as u32;
         }
-        let sorted = long.then(|| {
-            let mut v = weights.clone();
+        self.sorted = long.then(|| {
+            let mut v = self.weights.clone();
             let mut start = 0usize;
-            for &end in &ends {
+            for &end in &self.ends {
                 v[start..end as usize].sort_unstable_by_key(|&(g, _)| g);
                 start = end as usize;
             }
             v
         });
-        SentenceVec {
-            weights,
-            ends,
-            sorted,
-            norms,
-            length,
-        }
     }
 
     fn range(&self, n: usize) -> std::ops::Range<usize> {
@@ -94,17 +93,18 @@ impl SentenceVec {
         start..self.ends[n] as usize
     }
 
-    fn weight(&self, n: usize, g: &Ngram) -> f64 {
+    #[inline]
+    fn weight(&self, n: usize, g: u32) -> f64 {
         let r = self.range(n);
         match &self.sorted {
             Some(sorted) => {
                 let s = &sorted[r];
-                s.binary_search_by_key(g, |&(h, _)| h)
+                s.binary_search_by_key(&g, |&(h, _)| h)
                     .map_or(0.0, |i| s[i].1)
             }
             None => self.weights[r]
                 .iter()
-                .find(|(h, _)| h == g)
+                .find(|&&(h, _)| h == g)
                 .map_or(0.0, |&(_, w)| w),
         }
     }
@@ -116,7 +116,7 @@ fn sim(variant: Variant, c: &SentenceVec, r: &SentenceVec) -> [f64; MAX_ORDER] {
     let penalty = std::f64::consts::E.powf(-(delta * delta) / (2.0 * SIGMA * SIGMA));
     let mut val = [0.0f64; MAX_ORDER];
     for (n, v) in val.iter_mut().enumerate() {
-        for (g, wc) in &c.weights[c.range(n)] {
+        for &(g, wc) in &c.weights[c.range(n)] {
             let wr = r.weight(n, g);
             *v += match variant {
                 Variant::CiderD => wc.min(wr) * wr,
@@ -153,7 +153,7 @@ pub fn image_score(variant: Variant, cand: &SentenceVec, refs: &[SentenceVec]) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corpus::DfTable;
+    use crate::corpus::{DfTable, DocFreq, GramCounter, Ngram, SentenceNgrams};
 
     fn score_of(variant: Variant, cand: &[u32], images: &[Vec<Vec<u32>>]) -> f64 {
         let ng: Vec<Vec<SentenceNgrams>> = images
@@ -161,9 +161,30 @@ mod tests {
             .map(|refs| refs.iter().map(|r| SentenceNgrams::new(r)).collect())
             .collect();
         let df = DfTable::build(ng.iter().map(|refs| refs.iter()));
-        let c = SentenceVec::new(&SentenceNgrams::new(cand), &df);
-        let rv: Vec<_> = ng[0].iter().map(|r| SentenceVec::new(r, &df)).collect();
-        image_score(variant, &c, &rv)
+        let mut counter = GramCounter::new();
+        let c = counter.count(cand);
+        let r: Vec<_> = images[0].iter().map(|r| counter.count(r)).collect();
+        let mut by_id: Vec<Ngram> = Vec::new();
+        for w in images
+            .iter()
+            .flatten()
+            .chain(std::iter::once(&cand.to_vec()))
+        {
+            for n in 1..=MAX_ORDER {
+                for g in w.windows(n) {
+                    let id = counter.id(Ngram::new(g)) as usize;
+                    if by_id.len() <= id {
+                        by_id.resize(id + 1, Ngram::new(&[]));
+                    }
+                    by_id[id] = Ngram::new(g);
+                }
+            }
+        }
+        let ref_len = (df.doc_count() as f64).ln();
+        let idf = |id: u32| ref_len - df.ln_df(&by_id[id as usize]);
+        let cv = SentenceVec::new(&c.view(), idf);
+        let rv: Vec<_> = r.iter().map(|r| SentenceVec::new(&r.view(), idf)).collect();
+        image_score(variant, &cv, &rv)
     }
 
     #[test]

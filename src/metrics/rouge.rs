@@ -25,11 +25,15 @@ pub fn score(candidate: &str, references: &[&str]) -> f64 {
 /// ROUGE-L F-score over words already split on U+0020 (any comparable word type, e.g.
 /// interned ids). An empty word list counts as zero words.
 pub fn score_words<T: PartialEq>(c: &[T], references: &[&[T]]) -> f64 {
+    score_words_with(c, references, &mut Vec::new())
+}
+
+/// [`score_words`] with a reusable buffer.
+pub fn score_words_with<T: PartialEq>(c: &[T], references: &[&[T]], row: &mut Vec<u32>) -> f64 {
     let mut prec_max = f64::NEG_INFINITY;
     let mut rec_max = f64::NEG_INFINITY;
-    let mut row = Vec::new();
     for t in references {
-        let l = lcs(t, c, &mut row) as f64;
+        let l = lcs(t, c, row) as f64;
         prec_max = prec_max.max(l / c.len() as f64);
         rec_max = rec_max.max(l / t.len() as f64);
     }
@@ -40,8 +44,39 @@ pub fn score_words<T: PartialEq>(c: &[T], references: &[&[T]]) -> f64 {
     }
 }
 
-/// Length of the longest common subsequence, one DP row at a time.
+/// Length of the longest common subsequence: bit-parallel when `b` has at most 64 words (nearly
+/// every caption), otherwise one DP row at a time. Both give the same integer.
 fn lcs<T: PartialEq>(a: &[T], b: &[T], row: &mut Vec<u32>) -> u32 {
+    if b.len() <= 64 {
+        return lcs_bits(a, b);
+    }
+    lcs_rows(a, b, row)
+}
+
+/// Bit-parallel LCS length (Allison and Dix 1986, in Hyyrö's 2004 formulation) for
+/// `b.len() <= 64`: bit j of `v` is 0 where the DP row steps up at column j, so the LCS length
+/// is the number of zero bits among the low `b.len()` bits after the last row.
+fn lcs_bits<T: PartialEq>(a: &[T], b: &[T]) -> u32 {
+    debug_assert!(b.len() <= 64);
+    let mut v = u64::MAX;
+    for x in a {
+        let mut m = 0u64;
+        for (j, y) in b.iter().enumerate() {
+            m |= u64::from(x == y) << j;
+        }
+        let u = v & m;
+        v = v.wrapping_add(u) | (v & !m);
+    }
+    let mask = if b.len() == 64 {
+        u64::MAX
+    } else {
+        (1u64 << b.len()) - 1
+    };
+    (!v & mask).count_ones()
+}
+
+/// LCS length by dynamic programming, one row at a time.
+fn lcs_rows<T: PartialEq>(a: &[T], b: &[T], row: &mut Vec<u32>) -> u32 {
     row.clear();
     row.resize(b.len() + 1, 0);
     for x in a {
@@ -73,6 +108,27 @@ mod tests {
     fn empty_vs_empty_is_one() {
         assert_eq!(score("", &["", "a man"]), 1.0);
         assert_eq!(score("", &["a man"]), 0.0);
+    }
+
+    #[test]
+    fn bit_parallel_lcs_equals_the_dp() {
+        // Deterministic pseudo-random word sequences over small alphabets, lengths 0..=70.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut row = Vec::new();
+        for _ in 0..3000 {
+            let alpha = 1 + next(6);
+            let la = next(71) as usize;
+            let lb = next(65) as usize;
+            let a: Vec<u64> = (0..la).map(|_| next(alpha)).collect();
+            let b: Vec<u64> = (0..lb).map(|_| next(alpha)).collect();
+            assert_eq!(lcs_bits(&a, &b), lcs_rows(&a, &b, &mut row), "{a:?} {b:?}");
+        }
     }
 
     #[test]
