@@ -110,6 +110,10 @@ pub struct ScoreArgs {
     /// Also output the tokenized captions (`tokenized`, evaluation order).
     #[arg(long)]
     pub tokenized: bool,
+    /// With SPICE: list each image's candidate tuples and merged reference tuples, with
+    /// which of them matched (`spice.per_image[].candidate_tuples` / `reference_tuples`).
+    #[arg(long)]
+    pub explain: bool,
     /// Resource location and download policy.
     #[command(flatten)]
     pub resources: ResourceArgs,
@@ -251,10 +255,19 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         .num_threads(a.threads.unwrap_or(0))
         .build()
         .map_err(|e| CliError::Other(format!("cannot start worker threads: {e}")))?;
+    let meteor = meteor.map(std::sync::Arc::new);
+    let spice = if metrics.contains(&Metric::Spice) {
+        Some(a.resources.load_spice(meteor.clone())?)
+    } else {
+        None
+    };
     let opts = Options {
         metrics: &metrics,
         df: DfSource::Batch,
-        meteor: meteor.as_ref(),
+        meteor: meteor.as_deref(),
+        spice: spice.as_ref(),
+        spice_refs: None,
+        explain: a.explain,
     };
     engine::phase("pool");
     let tok = pool.install(|| engine::tokenize(&batch));
@@ -328,6 +341,36 @@ fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
 }
 
 impl ResourceArgs {
+    /// Loads SPICE's resources (parser model, lemma exceptions, synonym data), fetching them
+    /// first unless offline; the synonyms of an already loaded METEOR are shared.
+    pub fn load_spice(
+        &self,
+        meteor: Option<std::sync::Arc<Meteor>>,
+    ) -> Result<crate::spice::Spice, CliError> {
+        let dir = self.dir();
+        if !resources::nlp_ready(&dir) || !resources::meteor_ready(&dir) {
+            if self.offline {
+                return Err(CliError::Other(format!(
+                    "SPICE's resources are missing from {} (offline): run `capscore fetch`",
+                    dir.display()
+                )));
+            }
+            eprintln!(
+                "capscore: fetching SPICE's resources into {} (first use)",
+                dir.display()
+            );
+            resources::fetch(&dir)
+                .map_err(|e| CliError::Other(format!("fetching SPICE's resources: {e}")))?;
+            resources::fetch_nlp(&dir)
+                .map_err(|e| CliError::Other(format!("fetching SPICE's resources: {e}")))?;
+        }
+        let loaded = match meteor {
+            Some(m) => crate::spice::Spice::load(&dir, crate::spice::SynonymSource::Meteor(m)),
+            None => crate::spice::Spice::load_standalone(&dir),
+        };
+        loaded.map_err(|e| CliError::Other(format!("loading SPICE's resources: {e}")))
+    }
+
     /// Loads the English parser, fetching its model first unless offline.
     pub fn load_nlp(&self) -> Result<crate::nlp::Nlp, CliError> {
         let dir = self.dir();

@@ -13,10 +13,11 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
 use crate::corpus::{BatchWords, Caption, DocFreq, GramBuf, IdfSource, Interner};
-use crate::input::{Batch, ErrorCode, ImageId, InputError};
+use crate::input::{Batch, ErrorCode, ImageId, ImageKey, InputError};
 use crate::metrics::bleu::{self, BleuStats};
 use crate::metrics::cider::{self, SentenceVec, Variant};
 use crate::metrics::meteor::{self, Meteor, MeteorError, SegmentStats};
+use crate::metrics::spice::SceneGraph;
 use crate::metrics::{numpy_mean, rouge};
 use crate::text::{ptb, split_py_whitespace};
 
@@ -50,16 +51,19 @@ pub enum Metric {
     CiderD,
     /// The original CIDEr of Vedantam et al. (`CIDEr_original`), never reported as `CIDEr`.
     CiderOriginal,
+    /// SPICE 1.0 with capscore's native parser front end (`SPICE`; needs fetched resources).
+    Spice,
 }
 
 impl Metric {
     /// Every metric, in output order.
-    pub const ALL: [Metric; 5] = [
+    pub const ALL: [Metric; 6] = [
         Metric::Bleu,
         Metric::Meteor,
         Metric::RougeL,
         Metric::CiderD,
         Metric::CiderOriginal,
+        Metric::Spice,
     ];
 
     /// The metrics computed when none are requested (pycocoevalcap's set, SPICE aside).
@@ -73,6 +77,7 @@ impl Metric {
             Metric::RougeL => "rouge_l",
             Metric::CiderD => "cider_d",
             Metric::CiderOriginal => "cider_original",
+            Metric::Spice => "spice",
         }
     }
 
@@ -84,6 +89,7 @@ impl Metric {
             Metric::RougeL => &["ROUGE_L"],
             Metric::CiderD => &["CIDEr"],
             Metric::CiderOriginal => &["CIDEr_original"],
+            Metric::Spice => &["SPICE"],
         }
     }
 
@@ -96,6 +102,7 @@ impl Metric {
             "rouge_l" | "rouge-l" | "rougel" => Metric::RougeL,
             "cider_d" | "cider-d" | "ciderd" => Metric::CiderD,
             "cider_original" => Metric::CiderOriginal,
+            "spice" => Metric::Spice,
             "cider" => {
                 return Err(InputError::new(
                     ErrorCode::UnknownMetric,
@@ -164,6 +171,13 @@ pub struct Options<'a> {
     pub df: DfSource<'a>,
     /// METEOR's loaded resources (required when METEOR is requested).
     pub meteor: Option<&'a Meteor>,
+    /// SPICE's loaded resources (required when SPICE is requested).
+    pub spice: Option<&'a crate::spice::Spice>,
+    /// Merged SPICE reference graphs per item (evaluation order), prepared ahead of time (a
+    /// registered dataset); `None` parses the references.
+    pub spice_refs: Option<&'a [SceneGraph]>,
+    /// List each image's SPICE tuples with their match flags.
+    pub explain: bool,
 }
 
 /// A non-fatal observation about the input.
@@ -190,6 +204,60 @@ pub struct Report {
     pub signature: String,
     /// Warnings about the input.
     pub warnings: Vec<Warning>,
+    /// SPICE's subsets and (with `explain`) tuples, when SPICE was computed.
+    pub spice: Option<SpiceReport>,
+}
+
+/// SPICE details: per image (output order) the seven categories of spec SPICE §10, and the
+/// mean F of each category over the images where it is defined.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SpiceReport {
+    /// Mean F per category (`All`, `Object`, ...), over the images where F is defined.
+    pub aggregate: serde_json::Map<String, Value>,
+    /// Per image, in output order.
+    pub per_image: Vec<SpiceImageReport>,
+}
+
+/// One image's SPICE details.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SpiceImageReport {
+    /// The image id as given.
+    pub image_id: Value,
+    /// Category -> counts and P/R/F.
+    #[serde(flatten)]
+    pub categories: SpiceCategories,
+    /// Candidate tuples with match flags (with `explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate_tuples: Option<Vec<crate::metrics::spice::ScoredTuple>>,
+    /// Merged reference tuples with match flags (with `explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference_tuples: Option<Vec<crate::metrics::spice::ScoredTuple>>,
+}
+
+/// The seven categories, under SPICE's names.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SpiceCategories {
+    /// All tuples.
+    #[serde(rename = "All")]
+    pub all: crate::metrics::spice::Prf,
+    /// Objects.
+    #[serde(rename = "Object")]
+    pub object: crate::metrics::spice::Prf,
+    /// Attributes.
+    #[serde(rename = "Attribute")]
+    pub attribute: crate::metrics::spice::Prf,
+    /// Relations.
+    #[serde(rename = "Relation")]
+    pub relation: crate::metrics::spice::Prf,
+    /// Counts.
+    #[serde(rename = "Cardinality")]
+    pub cardinality: crate::metrics::spice::Prf,
+    /// Colours.
+    #[serde(rename = "Color")]
+    pub color: crate::metrics::spice::Prf,
+    /// Sizes.
+    #[serde(rename = "Size")]
+    pub size: crate::metrics::spice::Prf,
 }
 
 impl Report {
@@ -268,6 +336,9 @@ impl Serialize for ReportView<'_> {
         m.serialize_entry("per_image", &PerImages(self.1))?;
         if let Some(t) = &r.bleu_totals {
             m.serialize_entry("bleu_totals", &Totals(t))?;
+        }
+        if let Some(sp) = &r.spice {
+            m.serialize_entry("spice", sp)?;
         }
         m.serialize_entry("signature", &r.signature)?;
         m.serialize_entry("warnings", &r.warnings)?;
@@ -633,6 +704,18 @@ fn score_inner(
         }
     }
 
+    let mut spice = None;
+    if wants(Metric::Spice) {
+        let (all_f, score, details) = spice_scores(batch, tok, opts)?;
+        for (i, f) in all_f.iter().enumerate() {
+            per_image[i].push(("SPICE", *f));
+        }
+        aggregate.push(("SPICE", score));
+        sig.push("spice:1.0-scoring,parser=en_core_web_sm-3.8.0-native,synsets".into());
+        spice = Some(details);
+        phase("spice");
+    }
+
     let empty: Vec<Value> = (0..n)
         .filter(|&i| tok.candidates[i].is_empty())
         .map(|i| batch.items[i].image_id.raw.clone())
@@ -673,7 +756,142 @@ fn score_inner(
         bleu_totals,
         signature: sig.join("|"),
         warnings,
+        spice,
     })
+}
+
+/// Python's `sorted()` order of image ids: numbers numerically, then strings.
+#[derive(Debug, Clone, PartialEq)]
+struct SortKey(ImageKey);
+
+impl Eq for SortKey {}
+
+impl PartialOrd for SortKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for SortKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        use std::cmp::Ordering;
+        let num = |k: &ImageKey| match k {
+            ImageKey::Int(i) => Some(*i as f64),
+            ImageKey::Float(b) => Some(f64::from_bits(*b)),
+            ImageKey::Str(_) => None,
+        };
+        match (&self.0, &other.0) {
+            (ImageKey::Int(a), ImageKey::Int(b)) => a.cmp(b),
+            (ImageKey::Str(a), ImageKey::Str(b)) => a.cmp(b),
+            (a, b) => match (num(a), num(b)) {
+                (Some(x), Some(y)) => x.total_cmp(&y),
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (None, None) => Ordering::Equal,
+            },
+        }
+    }
+}
+
+/// SPICE for a tokenized batch: candidates parsed, references parsed and merged (or taken
+/// from `opts.spice_refs`), scored; returns per-item All F (evaluation order), the corpus
+/// score and the details in output order.
+fn spice_scores(
+    batch: &Batch,
+    tok: &Tokenized,
+    opts: &Options<'_>,
+) -> Result<(Vec<f64>, f64, SpiceReport), InputError> {
+    let sp = opts.spice.ok_or_else(|| {
+        InputError::new(
+            ErrorCode::MetricUnavailable,
+            "SPICE is not available: its resources are not loaded (run `capscore fetch`)",
+        )
+    })?;
+    let n = batch.items.len();
+    let cand_tuples = sp.tuples(&tok.candidates);
+    let built;
+    let graphs: &[SceneGraph] = match opts.spice_refs {
+        Some(g) if g.len() == n => g,
+        _ => {
+            let flat: Vec<&str> = tok
+                .references
+                .iter()
+                .flat_map(|r| r.iter().map(String::as_str))
+                .collect();
+            let mut flat_tuples = sp.tuples(&flat).into_iter();
+            let grouped: Vec<Vec<Vec<crate::metrics::spice::Tuple>>> = tok
+                .references
+                .iter()
+                .map(|r| flat_tuples.by_ref().take(r.len()).collect())
+                .collect();
+            built = sp.reference_graphs(&grouped);
+            &built
+        }
+    };
+    let keys: Vec<SortKey> = batch
+        .items
+        .iter()
+        .map(|it| SortKey(it.image_id.key.clone()))
+        .collect();
+    let items: Vec<crate::spice::SpiceItem<'_>> = cand_tuples
+        .iter()
+        .zip(graphs)
+        .map(|(c, g)| crate::spice::SpiceItem {
+            candidate: c,
+            references: g,
+        })
+        .collect();
+    let corpus = sp.score(&keys, &items, opts.explain);
+    let all_f: Vec<f64> = corpus
+        .images
+        .iter()
+        .map(|(_, im)| im.all.f_or_nan())
+        .collect();
+    let mean = |f: &dyn Fn(&crate::metrics::spice::SpiceImage) -> Option<f64>| {
+        let v: Vec<f64> = corpus.images.iter().filter_map(|(_, im)| f(im)).collect();
+        (!v.is_empty()).then(|| numpy_mean(&v))
+    };
+    let aggregate = [
+        ("All", Some(corpus.score).filter(|v| v.is_finite())),
+        ("Object", mean(&|im| im.object.f)),
+        ("Attribute", mean(&|im| im.attribute.f)),
+        ("Relation", mean(&|im| im.relation.f)),
+        ("Cardinality", mean(&|im| im.cardinality.f)),
+        ("Color", mean(&|im| im.color.f)),
+        ("Size", mean(&|im| im.size.f)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.map(Value::from).unwrap_or(Value::Null)))
+    .collect();
+    let per_image = batch
+        .output_order
+        .iter()
+        .map(|&i| {
+            let im = &corpus.images[i].1;
+            SpiceImageReport {
+                image_id: batch.items[i].image_id.raw.clone(),
+                categories: SpiceCategories {
+                    all: im.all,
+                    object: im.object,
+                    attribute: im.attribute,
+                    relation: im.relation,
+                    cardinality: im.cardinality,
+                    color: im.color,
+                    size: im.size,
+                },
+                candidate_tuples: opts.explain.then(|| im.candidate_tuples.clone()),
+                reference_tuples: opts.explain.then(|| im.reference_tuples.clone()),
+            }
+        })
+        .collect();
+    Ok((
+        all_f,
+        corpus.score,
+        SpiceReport {
+            aggregate,
+            per_image,
+        },
+    ))
 }
 
 #[cfg(test)]

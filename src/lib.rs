@@ -12,4 +12,5 @@ pub mod metrics;
 pub mod nlp;
 pub mod resources;
 pub mod server;
+pub mod spice;
 pub mod text;

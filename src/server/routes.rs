@@ -417,6 +417,9 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         metrics: &metrics,
         df: df_table,
         meteor: app.resources.meteor(),
+        spice: None,
+        spice_refs: None,
+        explain: false,
     };
     let (batch, report) = if cands.is_empty() {
         let batch = Batch::from_items(inline)?;
@@ -446,6 +449,9 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
                     label: &batch_label,
                 },
                 meteor: app.resources.meteor(),
+                spice: None,
+                spice_refs: None,
+                explain: false,
             }
         } else {
             opts

@@ -100,6 +100,7 @@ impl Resources {
                 "METEOR's data is not loaded (start the server without --offline, or run `capscore fetch`)"
                     .to_owned(),
             ),
+            Metric::Spice => Err("SPICE is not served by this server yet".to_owned()),
         }
     }
 

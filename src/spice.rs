@@ -1,0 +1,168 @@
+//! SPICE end to end: tokenized captions -> native tagger/parser ([`crate::nlp`]) -> conversion
+//! to the UD v1 graph SPICE's rules read ([`crate::metrics::spice::convert`], with Morpha-style
+//! lemmas) -> tuples -> scene graphs (references merged per image, synonyms from METEOR's
+//! WordNet data) -> per-image and corpus scores ([`crate::metrics::spice`]).
+//!
+//! The scoring half is exact (spec SPICE §4–§11); the front end replaces CoreNLP 3.6.0's PCFG
+//! parser with spaCy's `en_core_web_sm` network, so per-caption tuples can differ from the
+//! official tool's (README, "SPICE": the agreement report).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use crate::metrics::meteor::{Meteor, Synonyms};
+use crate::metrics::spice::convert::{convert, SpacyToken};
+use crate::metrics::spice::lemma::Lemmatizer;
+use crate::metrics::spice::{
+    image_score, tuples_of, SceneGraph, SpiceCorpus, SpiceImage, SpiceInput, SynsetLookup, Tuple,
+};
+use crate::nlp::Nlp;
+use crate::resources::{self, ResourceError};
+
+/// Where the synonym data comes from: METEOR's loaded resources (shared) or a copy of its own.
+pub enum SynonymSource {
+    /// The synonyms inside a loaded METEOR.
+    Meteor(Arc<Meteor>),
+    /// A standalone copy.
+    Own(Synonyms),
+}
+
+impl SynonymSource {
+    fn get(&self) -> &Synonyms {
+        match self {
+            SynonymSource::Meteor(m) => m.synonyms(),
+            SynonymSource::Own(s) => s,
+        }
+    }
+}
+
+/// Everything SPICE needs at run time: the parser, the lemma exceptions and the synonyms.
+pub struct Spice {
+    nlp: Nlp,
+    lemmas: Lemmatizer,
+    synonyms: SynonymSource,
+}
+
+/// One image to score: the candidate's tuples and the merged reference graph.
+pub struct SpiceItem<'a> {
+    /// The candidate caption's tuples.
+    pub candidate: &'a [Tuple],
+    /// The merged graph of the image's references.
+    pub references: &'a SceneGraph,
+}
+
+impl Spice {
+    /// Loads the parser model and lemma exceptions from `<cache>/nlp/` and uses `synonyms`.
+    pub fn load(cache_dir: &Path, synonyms: SynonymSource) -> Result<Spice, ResourceError> {
+        let nlp = Nlp::load(cache_dir)?;
+        let text = resources::read_lemma_exceptions(cache_dir)?;
+        let lemmas = Lemmatizer::from_tsv(&text).map_err(|msg| ResourceError::Format {
+            file: cache_dir
+                .join(resources::NLP_SUBDIR)
+                .join(resources::NLP_LEMMA_EXC_FILE),
+            msg,
+        })?;
+        Ok(Spice {
+            nlp,
+            lemmas,
+            synonyms,
+        })
+    }
+
+    /// Loads everything from the cache, with a standalone copy of the synonym data.
+    pub fn load_standalone(cache_dir: &Path) -> Result<Spice, ResourceError> {
+        let syn = Synonyms::load(&crate::metrics::meteor::resource_dir(cache_dir))?;
+        Spice::load(cache_dir, SynonymSource::Own(syn))
+    }
+
+    /// The synonym look-up.
+    pub fn synonyms(&self) -> &dyn SynsetLookup {
+        self.synonyms.get()
+    }
+
+    /// The parser.
+    pub fn nlp(&self) -> &Nlp {
+        &self.nlp
+    }
+
+    /// SPICE tuples of tokenized captions (words separated by spaces, as pycocoevalcap's
+    /// tokenizer writes them). Each distinct caption is parsed once. Runs on the current
+    /// rayon pool; the result does not depend on it.
+    pub fn tuples<S: AsRef<str> + Sync>(&self, captions: &[S]) -> Vec<Vec<Tuple>> {
+        let mut index: FxHashMap<&str, usize> = FxHashMap::default();
+        let mut uniq: Vec<&str> = Vec::new();
+        let slots: Vec<usize> = captions
+            .iter()
+            .map(|c| {
+                let c = c.as_ref();
+                *index.entry(c).or_insert_with(|| {
+                    uniq.push(c);
+                    uniq.len() - 1
+                })
+            })
+            .collect();
+        let docs: Vec<Vec<&str>> = uniq
+            .iter()
+            .map(|c| c.split_whitespace().collect())
+            .collect();
+        let parsed = self.nlp.parse_batch(&docs);
+        let tuples: Vec<Vec<Tuple>> = parsed
+            .par_iter()
+            .map(|tokens| {
+                let toks: Vec<SpacyToken> = tokens
+                    .iter()
+                    .map(|t| SpacyToken {
+                        word: t.text.clone(),
+                        tag: t.tag.clone(),
+                        head: t.head,
+                        dep: t.dep.clone(),
+                    })
+                    .collect();
+                let sentences = convert(&toks, &self.lemmas);
+                // `convert` only yields in-range edges; an error would be a converter bug, and
+                // an empty tuple list is the safe result for that caption.
+                tuples_of(&sentences).unwrap_or_default()
+            })
+            .collect();
+        slots.into_iter().map(|i| tuples[i].clone()).collect()
+    }
+
+    /// The merged scene graph of one image's references.
+    pub fn reference_graph(&self, refs: &[Vec<Tuple>]) -> SceneGraph {
+        SceneGraph::from_tuples(refs.iter().map(|v| v.as_slice()), self.synonyms(), true)
+    }
+
+    /// Merged reference graphs of many images (`refs[i]`: the tuples of image i's references).
+    pub fn reference_graphs(&self, refs: &[Vec<Vec<Tuple>>]) -> Vec<SceneGraph> {
+        refs.par_iter().map(|r| self.reference_graph(r)).collect()
+    }
+
+    /// Scores images; `order_keys` give pycocoevalcap's order for the corpus mean (sorted
+    /// image ids). `detailed` lists every tuple with its match flag.
+    pub fn score<K: Ord + Clone + Send + Sync>(
+        &self,
+        keys: &[K],
+        items: &[SpiceItem<'_>],
+        detailed: bool,
+    ) -> SpiceCorpus<K> {
+        let inputs: Vec<SpiceInput<'_, K>> = keys
+            .iter()
+            .zip(items)
+            .map(|(k, it)| SpiceInput {
+                id: k.clone(),
+                candidate: it.candidate,
+                references: it.references,
+            })
+            .collect();
+        crate::metrics::spice::score_corpus(&inputs, self.synonyms(), detailed)
+    }
+
+    /// Scores one candidate against one merged reference graph.
+    pub fn score_one(&self, candidate: &[Tuple], refs: &SceneGraph, detailed: bool) -> SpiceImage {
+        let cg = SceneGraph::from_tuples([candidate], self.synonyms(), refs.use_synsets);
+        image_score(&cg, refs, detailed)
+    }
+}
