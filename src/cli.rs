@@ -402,6 +402,12 @@ fn parse(a: ParseArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         body.split('\n').collect()
     };
     let nlp = a.resources.load_nlp()?;
+    let lemmas = resources::read_lemma_exceptions(&a.resources.dir())
+        .map_err(|e| CliError::Other(format!("loading the lemma exceptions: {e}")))
+        .and_then(|text| {
+            crate::metrics::spice::lemma::Lemmatizer::from_tsv(&text)
+                .map_err(|e| CliError::Other(format!("loading the lemma exceptions: {e}")))
+        })?;
     let tokenized: Vec<String> = match a.split {
         ParseSplit::Words => Vec::new(),
         ParseSplit::Ptb => ptb::tokenize_stream(&lines),
@@ -423,7 +429,12 @@ fn parse(a: ParseArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let mut w = std::io::BufWriter::new(stdout);
     // Blocks bound the memory held by parsed output; the result does not depend on them.
     for block in docs.chunks(4096) {
-        let parsed = pool.install(|| nlp.parse_batch(block));
+        let mut parsed = pool.install(|| nlp.parse_batch(block));
+        for tokens in &mut parsed {
+            for t in tokens.iter_mut() {
+                t.lemma = lemmas.lemma(&t.text, &t.tag);
+            }
+        }
         for tokens in parsed {
             let line = serde_json::to_string(&serde_json::json!({ "tokens": tokens }))
                 .map_err(|e| CliError::Other(e.to_string()))?;

@@ -122,6 +122,16 @@ fn same_bytes_whatever_the_thread_count() {
     let four = score(&r, &c, &["--threads", "4"]);
     assert!(one.status.success() && four.status.success());
     assert_eq!(one.stdout, four.stdout);
+    let all = "bleu,meteor,rouge_l,cider_d,cider_original,spice";
+    let one = score(&r, &c, &["--threads", "1", "--metrics", all, "--explain"]);
+    let four = score(&r, &c, &["--threads", "4", "--metrics", all, "--explain"]);
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    assert!(four.status.success());
+    assert_eq!(one.stdout, four.stdout);
 }
 
 /// Each bad input: exit 2, one line on stderr containing the code and the offending id, and no
@@ -271,5 +281,150 @@ fn offline_without_resources_skips_default_meteor_and_rejects_explicit_meteor() 
     assert!(
         err.contains("capscore fetch") && err.contains("missing"),
         "{err}"
+    );
+}
+
+/// `capscore parse`: one JSON object per input line, heads in range, SPICE lemmas filled; the
+/// model comes from the default cache (`capscore fetch`), and its absence fails the test.
+#[test]
+fn parse_outputs_one_object_per_line_with_tags_heads_and_lemmas() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("caps.txt");
+    std::fs::write(&p, "two men are riding horses on the beach\n\nA dog .\n").unwrap();
+    let out = capscore()
+        .args(["parse", "--offline", "--input"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    let toks = lines[0]["tokens"].as_array().unwrap();
+    assert_eq!(toks.len(), 8);
+    let get = |i: usize, k: &str| toks[i][k].as_str().unwrap().to_string();
+    assert_eq!(get(1, "text"), "men");
+    assert_eq!(get(1, "tag"), "NNS");
+    assert_eq!(get(1, "lemma"), "man");
+    assert_eq!(get(3, "lemma"), "ride");
+    assert_eq!(get(4, "lemma"), "horse");
+    // The root points to itself; every head is in range.
+    let roots: Vec<usize> = (0..toks.len())
+        .filter(|&i| toks[i]["head"].as_u64() == Some(i as u64))
+        .collect();
+    assert_eq!(roots.len(), 1);
+    assert_eq!(toks[roots[0]]["dep"], "ROOT");
+    assert!(toks.iter().all(|t| t["head"].as_u64().unwrap() < 8));
+    assert_eq!(lines[1]["tokens"].as_array().unwrap().len(), 0);
+    assert_eq!(lines[2]["tokens"].as_array().unwrap().len(), 3);
+    // --split ptb lowercases and drops punctuation, as pycocoevalcap's tokenizer does.
+    let out = capscore()
+        .args(["parse", "--offline", "--split", "ptb", "--input"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let last: Value = serde_json::from_str(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .nth(2)
+            .unwrap(),
+    )
+    .unwrap();
+    let words: Vec<&str> = last["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(words, ["a", "dog"]);
+}
+
+#[test]
+fn parse_offline_without_the_model_fails_naming_it() {
+    let d = tempfile::tempdir().unwrap();
+    let empty = d.path().join("empty-cache");
+    let out = capscore()
+        .args(["parse", "--offline", "--cache-dir", empty.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("parser model"), "{err}");
+}
+
+/// `--metrics spice`: the SPICE key per image and in the aggregate, the spice section with the
+/// seven categories, tuples with `--explain`; per-image SPICE is the All F of its own image.
+#[test]
+fn spice_metric_adds_key_subsets_and_explanations() {
+    let d = tempfile::tempdir().unwrap();
+    let refs = write(
+        d.path(),
+        "refs.json",
+        &json!({
+            "7": ["a man riding a brown horse on the beach .", "a person rides a horse along the shore"],
+            "3": ["two dogs playing with a red frisbee", "two dogs chase a frisbee on the grass"]
+        }),
+    );
+    let cands = write(
+        d.path(),
+        "cands.json",
+        &json!([{"image_id": 7, "caption": "a man rides a brown horse ."}, {"image_id": 3, "caption": "two dogs with a frisbee"}]),
+    );
+    let out = score(
+        &refs,
+        &cands,
+        &["--metrics", "spice", "--explain", "--offline"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let per = v["per_image"].as_array().unwrap();
+    assert_eq!(per[0]["image_id"], 7);
+    let sp = v["spice"]["per_image"].as_array().unwrap();
+    for (p, s) in per.iter().zip(sp) {
+        assert_eq!(p["image_id"], s["image_id"]);
+        assert_eq!(p["SPICE"], s["All"]["f"]);
+        let f = p["SPICE"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&f) && f > 0.0);
+        assert!(s["candidate_tuples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["matched"] == true));
+        assert!(!s["reference_tuples"].as_array().unwrap().is_empty());
+        for cat in [
+            "Object",
+            "Attribute",
+            "Relation",
+            "Cardinality",
+            "Color",
+            "Size",
+        ] {
+            assert!(s.get(cat).is_some(), "{cat}");
+        }
+    }
+    let mean = (per[0]["SPICE"].as_f64().unwrap() + per[1]["SPICE"].as_f64().unwrap()) / 2.0;
+    assert!((v["aggregate"]["SPICE"].as_f64().unwrap() - mean).abs() < 1e-15);
+    assert_eq!(v["spice"]["aggregate"]["All"], v["aggregate"]["SPICE"]);
+    // "brown horse" appears on both sides: a matched attribute tuple.
+    let c7 = &sp[0]["candidate_tuples"];
+    assert!(
+        c7.as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["concepts"] == json!([["horse"], ["brown"]]) && t["matched"] == true),
+        "{c7}"
     );
 }

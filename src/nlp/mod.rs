@@ -42,7 +42,8 @@ pub struct ParsedToken {
     pub tag: String,
     /// Coarse (Universal) POS from the attribute ruler.
     pub pos: String,
-    /// SPICE lemma (Morpha behaviour); empty when no lemmatiser is attached.
+    /// SPICE lemma (Morpha behaviour, from the word and its tag); the parser leaves it empty,
+    /// `capscore parse` fills it with [`crate::metrics::spice::lemma::Lemmatizer`].
     pub lemma: String,
     /// 0-based index of the head; a root points to itself.
     pub head: usize,
