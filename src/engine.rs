@@ -947,6 +947,7 @@ mod tests {
                         message: "m".into(),
                         image_ids: vec![json!(1), json!("b")],
                     }],
+                    spice: None,
                 };
                 assert_eq!(
                     report.to_string_pretty(),

@@ -43,6 +43,9 @@ fn score_golden_tokens(golden: &Value) -> Value {
         metrics: &METRICS,
         df: DfSource::Batch,
         meteor: None,
+        spice: None,
+        spice_refs: None,
+        explain: false,
     };
     engine::score_tokenized(&batch, &tokenized, &opts)
         .expect("score")

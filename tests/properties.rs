@@ -55,6 +55,9 @@ fn run(images: &[(String, Vec<String>)]) -> Option<Value> {
         metrics: &METRICS,
         df: DfSource::Batch,
         meteor: None,
+        spice: None,
+        spice_refs: None,
+        explain: false,
     };
     // A corpus whose references are all empty is rejected (no_reference_ngrams): skip it.
     engine::score(&batch(images), &opts)
@@ -127,7 +130,7 @@ proptest! {
             candidate: images[i].0.clone(),
             references: images[i].1.clone(),
         }).collect();
-        let opts = Options { metrics: &METRICS, df: DfSource::Batch, meteor: None };
+        let opts = Options { metrics: &METRICS, df: DfSource::Batch, meteor: None, spice: None, spice_refs: None, explain: false };
         let shuffled = engine::score(&Batch::from_items(items).unwrap(), &opts).ok().map(|r| r.to_json());
         if let (Some(a), Some(b)) = (run(&images), shuffled) {
             for i in 0..images.len() {

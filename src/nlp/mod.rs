@@ -56,8 +56,11 @@ pub struct Nlp {
     model: Model,
     /// Mixed embeddings of words seen so far ((word, space follows) -> `width` floats). A pure
     /// function of the word, so the cache never changes a result.
-    embed_cache: std::sync::RwLock<FxHashMap<String, [Option<Box<[f32]>>; 2]>>,
+    embed_cache: std::sync::RwLock<EmbedCache>,
 }
+
+/// word -> mixed embedding when a space follows ([1]) or not ([0]).
+type EmbedCache = FxHashMap<String, [Option<Box<[f32]>>; 2]>;
 
 /// Most words the embedding cache holds (about 20 MB); beyond it, new words are not cached.
 const EMBED_CACHE_MAX: usize = 50_000;
@@ -241,9 +244,7 @@ impl Nlp {
         // (depth - 1 - l) * window of a real token: the others feed no later output.
         let mut dist = vec![usize::MAX; total];
         for (&st, d) in starts.iter().zip(docs) {
-            for r in st..st + d.len() {
-                dist[r] = 0;
-            }
+            dist[st..st + d.len()].iter_mut().for_each(|v| *v = 0);
         }
         for r in 1..total {
             dist[r] = dist[r].min(dist[r - 1].saturating_add(1));
