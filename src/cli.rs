@@ -215,24 +215,28 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         None => Metric::DEFAULT.to_vec(),
     };
     let explicit_meteor = a.metrics.is_some() && metrics.contains(&Metric::Meteor);
-    // Inputs are parsed and joined in a scope of their own: their text and the reference map
-    // are freed before scoring (peak memory).
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.unwrap_or(0))
+        .build()
+        .map_err(|e| CliError::Other(format!("cannot start worker threads: {e}")))?;
+    // Both inputs are read and parsed at the same time; their text and the reference map are
+    // freed before scoring (peak memory). A bad references file is reported first.
     engine::phase("start");
-    let batch = {
-        let refs_text = read_input_file(&a.refs, "--refs")?;
-        let refs =
-            input::parse_references_text(&refs_text, "--refs").map_err(labelled("--refs"))?;
-        drop(refs_text);
-        engine::phase("parse refs");
-        let cands_text = read_input_file(&a.cands, "--cands")?;
-        let cands =
-            input::parse_candidates_text(&cands_text, "--cands").map_err(labelled("--cands"))?;
-        drop(cands_text);
-        engine::phase("parse cands");
-        let b = input::assemble(&refs, cands)?;
-        engine::phase("assemble");
-        b
-    };
+    let (refs, cands) = pool.install(|| {
+        rayon::join(
+            || {
+                let text = read_input_file(&a.refs, "--refs")?;
+                input::parse_references_text(&text, "--refs").map_err(labelled("--refs"))
+            },
+            || {
+                let text = read_input_file(&a.cands, "--cands")?;
+                input::parse_candidates_text(&text, "--cands").map_err(labelled("--cands"))
+            },
+        )
+    });
+    engine::phase("parse");
+    let batch = input::assemble_owned(refs?, cands?)?;
+    engine::phase("assemble");
     let mut metrics = metrics;
     let meteor = if metrics.contains(&Metric::Meteor) {
         let m = a.resources.load_meteor()?;
@@ -251,10 +255,6 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     } else {
         None
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.threads.unwrap_or(0))
-        .build()
-        .map_err(|e| CliError::Other(format!("cannot start worker threads: {e}")))?;
     let meteor = meteor.map(std::sync::Arc::new);
     let spice = if metrics.contains(&Metric::Spice) {
         Some(a.resources.load_spice(meteor.clone())?)
@@ -269,7 +269,6 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         spice_refs: None,
         explain: a.explain,
     };
-    engine::phase("pool");
     let tok = pool.install(|| engine::tokenize(&batch));
     engine::phase("tokenize");
     let report = pool.install(|| engine::score_tokenized(&batch, &tok, &opts))?;

@@ -280,35 +280,115 @@ impl DocFreq for DfTable {
 //
 // 1. words: each chunk of images interns its captions' words into a chunk-local vocabulary (in
 //    parallel); the local vocabularies are merged into the batch [`Interner`] chunk by chunk, in
-//    order (serial, but only over each chunk's distinct words);
-// 2. windows: each chunk lists every n-gram window (orders 1..=4) of its captions, keyed by
-//    packed word ids, into [`PARTS`] hash partitions (in parallel);
-// 3. n-gram ids: each partition interns its windows, reference windows first in image order
-//    (counting document frequencies as it goes), then candidate windows (in parallel over the
-//    partitions), and computes the CIDEr weight `ln(N) - ln(max(1, df))` of each of its n-grams.
+//    order (serial, but only over each chunk's distinct words); then each chunk maps its words
+//    to batch ids and lists its n-gram windows of orders 2..=4, keyed by packed word ids, into
+//    [`PARTS`] hash partitions (in parallel);
+// 2. n-gram ids: each partition interns its windows, reference windows first in image order
+//    (counting document frequencies as it goes), then candidate windows, and computes the CIDEr
+//    weight `ln(N) - ln(max(1, df))` of each of its n-grams (in parallel over the partitions).
+//    Unigrams need no table: their id is the word id, and their document frequencies are
+//    counted in an array indexed by word.
 //
 // Chunking and partitioning are fixed (they do not depend on the number of threads), so the ids
 // are deterministic; no output depends on them anyway (they are only compared for equality and
 // used as sort keys for lookups). Document frequencies are integers.
 // ---------------------------------------------------------------------------------------------
 
-/// log2 of the number of hash partitions of the n-gram table.
+/// log2 of the number of hash partitions of the n-gram table (orders 2..=4).
 const PART_BITS: u32 = 4;
-/// Number of hash partitions of the n-gram table. An n-gram id is `local << PART_BITS | part`.
+/// Number of hash partitions of the n-gram table.
 const PARTS: usize = 1 << PART_BITS;
+/// The "partition" of unigrams (whose local id is the word id).
+const UNIGRAMS: usize = PARTS;
+/// An n-gram id is `local << ID_SHIFT | partition` (partition `0..=UNIGRAMS`).
+const ID_SHIFT: u32 = PART_BITS + 1;
 /// Images per chunk (fixed, so that ids do not depend on the number of threads).
 const CHUNK_IMAGES: usize = 64;
+
+/// The n-gram id of `local` in `part`.
+#[inline]
+fn gram_id(local: usize, part: usize) -> u32 {
+    u32::try_from(local << ID_SHIFT | part).expect("fewer than 2^27 distinct n-grams per order")
+}
 
 /// An n-gram key for batch interning: the packed word ids of the n-gram.
 trait GramKey: Copy + Eq + std::hash::Hash + Send + Sync {
     /// True when every word id below `bound` can be packed.
     fn fits(bound: u32) -> bool;
-    /// The key of `words` (1 to 4 ids, all below the bound).
-    fn of(words: &[u32]) -> Self;
+    /// The key of the unigram `w`.
+    fn unigram(w: u32) -> Self;
+    /// This key (of order `n`) extended with word `w` (order `n + 1`).
+    fn extend(self, n: usize, w: u32) -> Self;
     /// The same n-gram as an [`Ngram`].
     fn ngram(self) -> Ngram;
-    /// Hash partition, `0..PARTS` (independent of the table's own hash bits).
+    /// Hash partition, `0..PARTS`.
     fn part(self) -> usize;
+    /// A key no n-gram of order 2..=4 has (every slot unused).
+    const EMPTY: Self;
+    /// Slot in a table of `2^(64 - shift)` slots (independent of [`GramKey::part`]).
+    fn slot(self, shift: u32) -> usize;
+}
+
+/// An n-gram key -> local id table (open addressing, linear probing, at most half full) for
+/// one partition: the entries sit next to their keys, so a lookup touches one cache line.
+struct GramTable<K> {
+    slots: Vec<(K, u32)>,
+    len: usize,
+    shift: u32,
+}
+
+impl<K: GramKey> GramTable<K> {
+    fn with_capacity(n: usize) -> GramTable<K> {
+        let size = (n * 2).next_power_of_two().max(64);
+        GramTable {
+            slots: vec![(K::EMPTY, 0); size],
+            len: 0,
+            shift: 64 - size.trailing_zeros(),
+        }
+    }
+
+    /// The id of `key`; a new key gets `new()`.
+    #[inline]
+    fn get_or_insert(&mut self, key: K, new: impl FnOnce() -> u32) -> u32 {
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut s = key.slot(self.shift);
+        loop {
+            let (k, id) = self.slots[s];
+            if k == key {
+                return id;
+            }
+            if k == K::EMPTY {
+                let id = new();
+                self.slots[s] = (key, id);
+                self.len += 1;
+                return id;
+            }
+            s = (s + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::take(&mut self.slots);
+        let size = old.len() * 2;
+        self.slots = vec![(K::EMPTY, 0); size];
+        self.shift = 64 - size.trailing_zeros();
+        let mask = size - 1;
+        for (k, id) in old.into_iter().filter(|e| e.0 != K::EMPTY) {
+            let mut s = k.slot(self.shift);
+            while self.slots[s].0 != K::EMPTY {
+                s = (s + 1) & mask;
+            }
+            self.slots[s] = (k, id);
+        }
+    }
+
+    /// Every (key, id).
+    fn iter(&self) -> impl Iterator<Item = (K, u32)> + '_ {
+        self.slots.iter().copied().filter(|e| e.0 != K::EMPTY)
+    }
 }
 
 /// Four 16-bit word ids, 0xFFFF in unused slots: the key when the vocabulary has fewer than
@@ -321,13 +401,12 @@ impl GramKey for Packed {
         bound < 0xFFFF
     }
     #[inline]
-    fn of(words: &[u32]) -> Packed {
-        let mut k = u64::MAX;
-        for (i, &w) in words.iter().enumerate() {
-            k &= !(0xFFFF << (16 * i));
-            k |= u64::from(w) << (16 * i);
-        }
-        Packed(k)
+    fn unigram(w: u32) -> Packed {
+        Packed(!0xFFFF | u64::from(w))
+    }
+    #[inline]
+    fn extend(self, n: usize, w: u32) -> Packed {
+        Packed(self.0 ^ ((0xFFFF ^ u64::from(w)) << (16 * n)))
     }
     fn ngram(self) -> Ngram {
         let mut a = [Ngram::PAD; MAX_ORDER];
@@ -343,6 +422,12 @@ impl GramKey for Packed {
     fn part(self) -> usize {
         (self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - PART_BITS)) as usize
     }
+    const EMPTY: Packed = Packed(u64::MAX);
+    #[inline]
+    fn slot(self, shift: u32) -> usize {
+        // The partition bits are the top bits of another product: drop them from this one.
+        (self.0.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> shift) as usize
+    }
 }
 
 impl GramKey for Ngram {
@@ -350,8 +435,13 @@ impl GramKey for Ngram {
         true
     }
     #[inline]
-    fn of(words: &[u32]) -> Ngram {
-        Ngram::new(words)
+    fn unigram(w: u32) -> Ngram {
+        Ngram::new(&[w])
+    }
+    #[inline]
+    fn extend(mut self, n: usize, w: u32) -> Ngram {
+        self.0[n] = w;
+        self
     }
     fn ngram(self) -> Ngram {
         self
@@ -362,6 +452,14 @@ impl GramKey for Ngram {
         let lo = (u64::from(a) | u64::from(b) << 32).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let hi = (u64::from(c) | u64::from(d) << 32).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
         ((lo ^ hi) >> (64 - PART_BITS)) as usize
+    }
+    const EMPTY: Ngram = Ngram([Ngram::PAD; MAX_ORDER]);
+    #[inline]
+    fn slot(self, shift: u32) -> usize {
+        let [a, b, c, d] = self.0;
+        let lo = (u64::from(a) | u64::from(b) << 32).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        let hi = (u64::from(c) | u64::from(d) << 32).wrapping_mul(0xA076_1D64_78BD_642F);
+        ((lo ^ hi) >> shift) as usize
     }
 }
 
@@ -381,49 +479,50 @@ fn is_ascii_py_whitespace(b: u8) -> bool {
     matches!(b, b'\t'..=b'\r' | 0x1C..=b' ')
 }
 
-/// Calls `f` on each word of `s` split as Python's `str.split()` splits (spec COCO §3.4).
+/// Calls `f` on each word of `s` split as Python's `str.split()` splits (spec COCO §3.4), and
+/// returns [`space_split_is_word_split`]`(s)`.
 #[inline]
-fn for_each_word<'a>(s: &'a str, mut f: impl FnMut(&'a str)) {
-    if s.is_ascii() {
-        let b = s.as_bytes();
-        let mut start = 0;
-        for (i, &c) in b.iter().enumerate() {
-            if is_ascii_py_whitespace(c) {
-                if start < i {
-                    f(&s[start..i]);
-                }
-                start = i + 1;
-            }
-        }
-        if start < b.len() {
-            f(&s[start..]);
-        }
-    } else {
+fn split_words<'a>(s: &'a str, mut f: impl FnMut(&'a str)) -> bool {
+    if !s.is_ascii() {
         crate::text::split_py_whitespace(s).for_each(f);
+        return space_split_is_word_split(s);
     }
-}
-
-/// True when splitting `s` on U+0020 (ROUGE-L) gives the same words as [`for_each_word`]
-/// (BLEU, CIDEr): then ROUGE-L reuses the interned words.
-pub fn space_split_is_word_split(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.is_empty() || b[0] == b' ' || b[b.len() - 1] == b' ' || s.contains("  ") {
-        return false;
+    let mut start = 0;
+    // Same split on U+0020: every separator is one U+0020 between two words.
+    let mut same = true;
+    for (i, &c) in b.iter().enumerate() {
+        if is_ascii_py_whitespace(c) {
+            same &= c == b' ' && start < i;
+            if start < i {
+                f(&s[start..i]);
+            }
+            start = i + 1;
+        }
     }
-    if s.is_ascii() {
-        !b.iter().any(|&c| c != b' ' && is_ascii_py_whitespace(c))
-    } else {
-        !s.contains(|c: char| c != ' ' && crate::text::is_py_whitespace(c))
+    if start < b.len() {
+        f(&s[start..]);
     }
+    same && start < b.len()
 }
 
-/// Number of n-gram windows (orders 1..=4) of a sentence of `len` words.
+/// True when splitting `s` on U+0020 (ROUGE-L) gives the same words as splitting it on
+/// whitespace (BLEU, CIDEr): then ROUGE-L reuses the interned words.
+pub fn space_split_is_word_split(s: &str) -> bool {
+    !s.is_empty()
+        && !s.contains(|c: char| c != ' ' && crate::text::is_py_whitespace(c))
+        && !s.starts_with(' ')
+        && !s.ends_with(' ')
+        && !s.contains("  ")
+}
+
+/// Number of n-gram windows of orders 2..=4 of a sentence of `len` words.
 #[inline]
 fn window_count(len: usize) -> usize {
-    (1..=MAX_ORDER).map(|n| (len + 1).saturating_sub(n)).sum()
+    (2..=MAX_ORDER).map(|n| (len + 1).saturating_sub(n)).sum()
 }
 
-/// The interned words of a chunk of images.
+/// The interned words and n-gram windows of a chunk of images.
 struct WordChunk {
     /// Batch index of the chunk's first image.
     first_img: usize,
@@ -434,18 +533,32 @@ struct WordChunk {
     word_off: Vec<u32>,
     /// Word ids.
     words: Vec<u32>,
-    /// ROUGE-L words of the captions for which [`space_split_is_word_split`] is false, by
+    /// ROUGE-L words of the captions whose U+0020 split differs from their word split, by
     /// chunk-local caption index (ascending).
     rouge_words: Vec<(u32, Vec<u32>)>,
+    /// Per caption, offset of its windows (orders 2..=4, order-major) in `win_ids`; one more
+    /// entry at the end. Empty when n-grams were not requested.
+    win_off: Vec<u32>,
+    /// N-gram id of each window.
+    win_ids: Vec<u32>,
 }
 
-/// The words of every caption of a batch, interned: captions per image are the candidate then
-/// the references. Built by [`BatchWords::build`].
+impl WordChunk {
+    fn images(&self) -> usize {
+        self.img_cap.len() - 1
+    }
+
+    fn words(&self, k: usize) -> &[u32] {
+        &self.words[self.word_off[k] as usize..self.word_off[k + 1] as usize]
+    }
+}
+
+/// The words (and, on request, the n-grams) of every caption of a batch, interned: the
+/// captions of an image are its candidate then its references.
 pub struct BatchWords {
     chunks: Vec<WordChunk>,
-    images: usize,
-    /// Upper bound of the word ids used by n-grams.
-    bound: u32,
+    /// Per partition (and [`UNIGRAMS`]), per local id: `ln(N) - ln(max(1, df))`.
+    idf: Vec<Vec<f64>>,
 }
 
 /// Words of one chunk before the merge: chunk-local ids.
@@ -453,18 +566,33 @@ struct LocalWords<'a> {
     vocab: Vec<&'a str>,
     words: Vec<u32>,
     word_off: Vec<u32>,
+    /// Captions whose U+0020 split differs from their word split.
     special: Vec<u32>,
+    /// One more than the largest pre-interned id.
+    bound: u32,
+}
+
+/// Where the CIDEr document frequencies of a batch come from.
+#[derive(Clone, Copy)]
+pub enum IdfSource<'a> {
+    /// The batch's own references: `N` is the number of images.
+    Batch,
+    /// A table (a registered dataset's).
+    Table(&'a dyn DocFreq),
 }
 
 impl BatchWords {
     /// Interns the words of every caption. `img_start[i]..img_start[i + 1]` are the captions of
     /// image `i` in `captions` (its candidate first). With `rouge`, the U+0020 split of the
-    /// captions where it differs from the word split is interned too.
+    /// captions where it differs from the word split is interned too. With `grams`, every
+    /// n-gram (orders 1..=4) is interned as well and gets its CIDEr weight
+    /// `ln(N) - ln(max(1, df))`, with document frequencies from the given source.
     pub fn build(
         interner: &mut Interner,
         captions: &[Caption<'_>],
         img_start: &[usize],
         rouge: bool,
+        grams: Option<IdfSource<'_>>,
     ) -> BatchWords {
         use rayon::prelude::*;
         let images = img_start.len().saturating_sub(1);
@@ -472,7 +600,7 @@ impl BatchWords {
             .step_by(CHUNK_IMAGES)
             .map(|a| (a, (a + CHUNK_IMAGES).min(images)))
             .collect();
-        // 1. Chunk-local interning, in parallel.
+        // Chunk-local interning, in parallel.
         let locals: Vec<LocalWords<'_>> = bounds
             .par_iter()
             .map(|&(a, b)| {
@@ -483,19 +611,25 @@ impl BatchWords {
                     words: Vec::new(),
                     word_off: Vec::with_capacity(caps.len() + 1),
                     special: Vec::new(),
+                    bound: 0,
                 };
                 for (k, c) in caps.iter().enumerate() {
                     lw.word_off.push(lw.words.len() as u32);
-                    if c.ids.is_none() {
-                        for_each_word(c.text, |w| {
+                    let same = match c.ids {
+                        None => split_words(c.text, |w| {
                             let id = *map.entry(w).or_insert_with(|| {
                                 lw.vocab.push(w);
                                 (lw.vocab.len() - 1) as u32
                             });
                             lw.words.push(id);
-                        });
-                    }
-                    if rouge && !space_split_is_word_split(c.text) {
+                        }),
+                        Some(ids) => {
+                            let max = ids.iter().max().map_or(0, |&m| m.saturating_add(1));
+                            lw.bound = lw.bound.max(max);
+                            !rouge || space_split_is_word_split(c.text)
+                        }
+                    };
+                    if rouge && !same {
                         lw.special.push(k as u32);
                     }
                 }
@@ -503,12 +637,12 @@ impl BatchWords {
                 lw
             })
             .collect();
-        // 2. Merge the local vocabularies, chunk by chunk (the ids are those of a serial pass).
+        // Merge the local vocabularies, chunk by chunk (the ids are those of a serial pass).
         let maps: Vec<Vec<u32>> = locals
             .iter()
             .map(|l| l.vocab.iter().map(|w| interner.intern(w)).collect())
             .collect();
-        let bound = interner.next;
+        let bound = locals.iter().fold(interner.next, |m, l| m.max(l.bound));
         let rouge_words: Vec<Vec<(u32, Vec<u32>)>> = locals
             .iter()
             .zip(&bounds)
@@ -523,15 +657,134 @@ impl BatchWords {
                     .collect()
             })
             .collect();
-        // 3. Global ids, in parallel.
-        let chunks = locals
+        let parts = Parts {
+            captions,
+            img_start,
+            bounds: &bounds,
+        };
+        match grams {
+            Some(idf) if Packed::fits(bound) => {
+                parts.finish::<Packed>(locals, maps, rouge_words, Some((idf, bound)))
+            }
+            Some(idf) => parts.finish::<Ngram>(locals, maps, rouge_words, Some((idf, bound))),
+            None => parts.finish::<Packed>(locals, maps, rouge_words, None),
+        }
+    }
+
+    /// True when some reference caption has at least one word.
+    pub fn any_reference_word(&self) -> bool {
+        self.chunks.iter().any(|ch| {
+            (0..ch.images()).any(|j| {
+                let (c0, c1) = (ch.img_cap[j] as usize, ch.img_cap[j + 1] as usize);
+                ch.word_off[c0 + 1] < ch.word_off[c1]
+            })
+        })
+    }
+
+    /// Number of chunks (see [`BatchWords::chunk_images`]).
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Number of images of chunk `c` (the batch indices of its images follow those of the
+    /// chunks before it).
+    pub fn chunk_images(&self, c: usize) -> usize {
+        self.chunks[c].images()
+    }
+
+    /// The ROUGE-L words (U+0020 split; requires `rouge` at build) of the candidate (first)
+    /// and references of image `j` of chunk `c`.
+    pub fn rouge_words(&self, c: usize, j: usize) -> impl Iterator<Item = &[u32]> {
+        let ch = &self.chunks[c];
+        (ch.img_cap[j] as usize..ch.img_cap[j + 1] as usize).map(move |k| {
+            match ch.rouge_words.binary_search_by_key(&(k as u32), |e| e.0) {
+                Ok(i) => &ch.rouge_words[i].1[..],
+                Err(_) => ch.words(k),
+            }
+        })
+    }
+
+    /// `ln(N) - ln(max(1, df))` of n-gram `id` (requires `grams` at build).
+    #[inline]
+    pub fn idf(&self, id: u32) -> f64 {
+        self.idf[(id & ((1 << ID_SHIFT) - 1)) as usize][(id >> ID_SHIFT) as usize]
+    }
+
+    /// The n-gram counts (requires `grams` at build) of the candidate (index 0) and references
+    /// (1..) of image `j` of chunk `c`, built in `buf`.
+    pub fn image_grams<'b>(&self, c: usize, j: usize, buf: &'b mut GramBuf) -> Vec<Grams<'b>> {
+        let ch = &self.chunks[c];
+        buf.ids.clear();
+        buf.counts.clear();
+        buf.spans.clear();
+        for k in ch.img_cap[j] as usize..ch.img_cap[j + 1] as usize {
+            let words = ch.words(k);
+            let begin = buf.ids.len() as u32;
+            let mut ends = [0u32; MAX_ORDER];
+            push_id_counts(words, &mut buf.ids, &mut buf.counts);
+            for id in &mut buf.ids[begin as usize..] {
+                *id = *id << ID_SHIFT | UNIGRAMS as u32;
+            }
+            ends[0] = buf.ids.len() as u32;
+            let wins = &ch.win_ids[ch.win_off[k] as usize..ch.win_off[k + 1] as usize];
+            let mut at = 0usize;
+            for n in 2..=MAX_ORDER {
+                let len = (words.len() + 1).saturating_sub(n);
+                push_id_counts(&wins[at..at + len], &mut buf.ids, &mut buf.counts);
+                at += len;
+                ends[n - 1] = buf.ids.len() as u32;
+            }
+            buf.spans.push((begin, ends, words.len() as u32));
+        }
+        let (ids, counts) = (&buf.ids, &buf.counts);
+        buf.spans
+            .iter()
+            .map(|&(b, ends, words)| {
+                let e = ends[MAX_ORDER - 1] as usize;
+                Grams {
+                    ids: &ids[b as usize..e],
+                    counts: &counts[b as usize..e],
+                    ends: ends.map(|x| x - b),
+                    words,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The inputs of [`BatchWords::build`] after the merge.
+struct Parts<'p, 'a> {
+    captions: &'p [Caption<'a>],
+    img_start: &'p [usize],
+    bounds: &'p [(usize, usize)],
+}
+
+impl Parts<'_, '_> {
+    /// Batch word ids, n-gram windows and n-gram ids.
+    fn finish<K: GramKey>(
+        &self,
+        locals: Vec<LocalWords<'_>>,
+        maps: Vec<Vec<u32>>,
+        rouge_words: Vec<Vec<(u32, Vec<u32>)>>,
+        grams: Option<(IdfSource<'_>, u32)>,
+    ) -> BatchWords {
+        use rayon::prelude::*;
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        // Batch word ids and, per partition, (key, window slot) of the reference windows
+        // (image order) and of the candidate windows; in parallel over chunks.
+        let with_grams = grams.is_some();
+        let (chunks, buckets): (Vec<WordChunk>, Vec<ChunkWindows<K>>) = locals
             .into_par_iter()
             .zip(maps)
             .zip(rouge_words)
-            .zip(bounds)
-            .map(|(((l, map), rouge_words), (a, b))| {
-                let base = img_start[a];
-                let caps = &captions[base..img_start[b]];
+            .zip(self.bounds)
+            .map(|(((l, map), rouge_words), &(a, b))| {
+                let base = self.img_start[a];
+                let caps = &self.captions[base..self.img_start[b]];
+                let img_cap: Vec<u32> = self.img_start[a..=b]
+                    .iter()
+                    .map(|&s| (s - base) as u32)
+                    .collect();
                 let mut words = Vec::with_capacity(l.words.len());
                 let mut word_off = Vec::with_capacity(caps.len() + 1);
                 for (k, c) in caps.iter().enumerate() {
@@ -546,141 +799,67 @@ impl BatchWords {
                     }
                 }
                 word_off.push(words.len() as u32);
-                WordChunk {
+                let mut ch = WordChunk {
                     first_img: a,
-                    img_cap: img_start[a..=b]
-                        .iter()
-                        .map(|&s| (s - base) as u32)
-                        .collect(),
+                    img_cap,
                     word_off,
                     words,
                     rouge_words,
-                }
+                    win_off: Vec::new(),
+                    win_ids: Vec::new(),
+                };
+                let buckets = if with_grams {
+                    windows::<K>(&mut ch)
+                } else {
+                    (Vec::new(), Vec::new())
+                };
+                (ch, buckets)
             })
-            .collect::<Vec<_>>();
-        let bound = chunks
-            .iter()
-            .flat_map(|c| c.words.iter())
-            .fold(bound, |m, &w| m.max(w.saturating_add(1)));
-        BatchWords {
-            chunks,
-            images,
-            bound,
-        }
-    }
-
-    /// True when some reference caption has at least one word.
-    pub fn any_reference_word(&self) -> bool {
-        self.chunks.iter().any(|ch| {
-            (0..ch.img_cap.len() - 1).any(|j| {
-                let (c0, c1) = (ch.img_cap[j] as usize, ch.img_cap[j + 1] as usize);
-                ch.word_off[c0 + 1] < ch.word_off[c1]
-            })
-        })
-    }
-
-    /// Interns every n-gram (orders 1..=4) of every caption and computes their CIDEr weights
-    /// `ln(N) - ln(max(1, df))`, with document frequencies from the batch's references
-    /// ([`IdfSource::Batch`]) or from a table.
-    pub fn grams(&self, idf: IdfSource<'_>) -> BatchGrams {
-        if Packed::fits(self.bound) {
-            self.grams_with::<Packed>(idf)
-        } else {
-            self.grams_with::<Ngram>(idf)
-        }
-    }
-
-    fn grams_with<K: GramKey>(&self, idf: IdfSource<'_>) -> BatchGrams {
-        use rayon::prelude::*;
-        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-        // Windows, in parallel over chunks: per chunk and partition, (key, window slot) of the
-        // reference windows (image order) and of the candidate windows.
-        struct Windows<K> {
-            win_off: Vec<u32>,
-            ids: Vec<AtomicU32>,
-            refs: Vec<Vec<(K, u32)>>,
-            cands: Vec<Vec<(K, u32)>>,
-        }
-        let windows: Vec<Windows<K>> = self
-            .chunks
-            .par_iter()
-            .map(|ch| {
-                let caps = ch.word_off.len() - 1;
-                let mut win_off = Vec::with_capacity(caps + 1);
-                let (mut total, mut cand_total) = (0usize, 0usize);
-                let mut is_cand = ch.img_cap.iter().peekable();
-                for k in 0..caps {
-                    win_off.push(total as u32);
-                    let count = window_count((ch.word_off[k + 1] - ch.word_off[k]) as usize);
-                    if is_cand.next_if(|&&c| c as usize == k).is_some() {
-                        cand_total += count;
-                    }
-                    total += count;
-                }
-                win_off.push(total as u32);
-                // Room for an even spread over the partitions, plus a margin.
-                let room = |t: usize| t / PARTS + t / (4 * PARTS) + 4;
-                let mut refs: Vec<Vec<(K, u32)>> = (0..PARTS)
-                    .map(|_| Vec::with_capacity(room(total - cand_total)))
-                    .collect();
-                let mut cands: Vec<Vec<(K, u32)>> = (0..PARTS)
-                    .map(|_| Vec::with_capacity(room(cand_total)))
-                    .collect();
-                let mut is_cand = ch.img_cap.iter().peekable();
-                for (k, &start) in win_off[..caps].iter().enumerate() {
-                    let cand = is_cand.next_if(|&&c| c as usize == k).is_some();
-                    let w = &ch.words[ch.word_off[k] as usize..ch.word_off[k + 1] as usize];
-                    let out = if cand { &mut cands } else { &mut refs };
-                    let mut slot = start;
-                    for n in 1..=MAX_ORDER {
-                        for win in w.windows(n) {
-                            let key = K::of(win);
-                            out[key.part()].push((key, slot));
-                            slot += 1;
-                        }
-                    }
-                }
-                Windows {
-                    win_off,
-                    ids: (0..total).map(|_| AtomicU32::new(0)).collect(),
-                    refs,
-                    cands,
-                }
-            })
-            .collect();
+            .unzip();
+        let Some((idf, bound)) = grams else {
+            return BatchWords {
+                chunks,
+                idf: Vec::new(),
+            };
+        };
+        let images = self.img_start.len() - 1;
         let (ref_len, ln): (f64, Vec<f64>) = match idf {
-            IdfSource::Batch => {
-                let n = self.images;
-                (
-                    (n as f64).ln(),
-                    (0..=n).map(|d| (d.max(1) as f64).ln()).collect(),
-                )
-            }
+            IdfSource::Batch => (
+                (images as f64).ln(),
+                (0..=images).map(|d| (d.max(1) as f64).ln()).collect(),
+            ),
             IdfSource::Table(t) => ((t.doc_count() as f64).ln(), Vec::new()),
         };
-        // Ids and weights, in parallel over partitions.
-        let idf_parts: Vec<Vec<f64>> = (0..PARTS)
+        // N-gram ids and weights, in parallel over the partitions (and the unigrams). Ids are
+        // written into the chunks' window slots: each slot by exactly one partition.
+        let slots: Vec<Vec<AtomicU32>> = chunks
+            .iter()
+            .map(|ch| {
+                let total = ch.win_off.last().map_or(0, |&t| t as usize);
+                (0..total).map(|_| AtomicU32::new(0)).collect()
+            })
+            .collect();
+        let idf_parts: Vec<Vec<f64>> = (0..=UNIGRAMS)
             .into_par_iter()
             .map(|p| {
-                let total: usize = windows.iter().map(|w| w.refs[p].len()).sum();
-                let mut map: FxHashMap<K, u32> = FxHashMap::default();
-                map.reserve(total / 2);
+                if p == UNIGRAMS {
+                    return unigram_idf(&chunks, bound, idf, ref_len, &ln);
+                }
+                let total: usize = buckets.iter().map(|b| b.0[p].len()).sum();
+                let mut map: GramTable<K> = GramTable::with_capacity(total / 2);
                 let mut df: Vec<u32> = Vec::with_capacity(total / 2);
                 let mut last: Vec<u32> = Vec::with_capacity(total / 2);
-                let gid = |local: usize| -> u32 {
-                    u32::try_from(local << PART_BITS | p).expect("fewer than 2^32 n-grams")
-                };
-                for (ch, w) in self.chunks.iter().zip(&windows) {
+                for ((ch, (refs, _)), slots) in chunks.iter().zip(&buckets).zip(&slots) {
                     // Image j's reference windows end where image j + 1's candidate starts.
                     let mut j = 0usize;
-                    let mut end = w.win_off[ch.img_cap[1] as usize];
-                    for &(key, slot) in &w.refs[p] {
+                    let mut end = ch.win_off[ch.img_cap[1] as usize];
+                    for &(key, slot) in &refs[p] {
                         while slot >= end {
                             j += 1;
-                            end = w.win_off[ch.img_cap[j + 1] as usize];
+                            end = ch.win_off[ch.img_cap[j + 1] as usize];
                         }
                         let img = (ch.first_img + j) as u32;
-                        let id = *map.entry(key).or_insert_with(|| {
+                        let id = map.get_or_insert(key, || {
                             df.push(0);
                             last.push(u32::MAX);
                             (df.len() - 1) as u32
@@ -689,24 +868,24 @@ impl BatchWords {
                             last[id] = img;
                             df[id] += 1;
                         }
-                        w.ids[slot as usize].store(gid(id), Relaxed);
+                        slots[slot as usize].store(gram_id(id, p), Relaxed);
                     }
                 }
                 drop(last);
-                for w in &windows {
-                    for &(key, slot) in &w.cands[p] {
-                        let id = *map.entry(key).or_insert_with(|| {
+                for ((_, cands), slots) in buckets.iter().zip(&slots) {
+                    for &(key, slot) in &cands[p] {
+                        let id = map.get_or_insert(key, || {
                             df.push(0);
                             (df.len() - 1) as u32
                         }) as usize;
-                        w.ids[slot as usize].store(gid(id), Relaxed);
+                        slots[slot as usize].store(gram_id(id, p), Relaxed);
                     }
                 }
                 match idf {
                     IdfSource::Batch => df.iter().map(|&d| ref_len - ln[d as usize]).collect(),
                     IdfSource::Table(t) => {
                         let mut out = vec![0.0; df.len()];
-                        for (key, &id) in &map {
+                        for (key, id) in map.iter() {
                             out[id as usize] = ref_len - t.ln_df(&key.ngram());
                         }
                         out
@@ -714,182 +893,217 @@ impl BatchWords {
                 }
             })
             .collect();
-        // The window lists are dropped here, chunk by chunk.
-        let (win_off, win_ids): (Vec<Vec<u32>>, Vec<Vec<u32>>) = windows
+        drop(buckets);
+        let chunks = chunks
             .into_iter()
-            .map(|w| {
-                let ids: Vec<u32> = w.ids.into_iter().map(AtomicU32::into_inner).collect();
-                (w.win_off, ids)
+            .zip(slots)
+            .map(|(mut ch, slots)| {
+                ch.win_ids = slots.into_iter().map(AtomicU32::into_inner).collect();
+                ch
             })
-            .unzip();
-        BatchGrams {
-            win_ids,
-            win_off,
+            .collect();
+        BatchWords {
+            chunks,
             idf: idf_parts,
         }
     }
+}
 
-    /// Number of chunks (see [`BatchWords::chunk_images`]).
-    pub fn chunk_count(&self) -> usize {
-        self.chunks.len()
-    }
+/// Per partition, (n-gram key, window slot) pairs.
+type Buckets<K> = Vec<Vec<(K, u32)>>;
 
-    /// The batch indices of the images of chunk `c`.
-    pub fn chunk_images(&self, c: usize) -> std::ops::Range<usize> {
-        let ch = &self.chunks[c];
-        ch.first_img..ch.first_img + ch.img_cap.len() - 1
-    }
+/// A chunk's reference windows and candidate windows, by partition.
+type ChunkWindows<K> = (Buckets<K>, Buckets<K>);
 
-    /// Chunk-local caption indices of image `i` of chunk `c` (its candidate first).
-    fn captions(&self, c: usize, j: usize) -> std::ops::Range<usize> {
-        let ch = &self.chunks[c];
-        ch.img_cap[j] as usize..ch.img_cap[j + 1] as usize
-    }
-
-    /// The words (BLEU/CIDEr split) of caption `k` of chunk `c`.
-    fn words(&self, c: usize, k: usize) -> &[u32] {
-        let ch = &self.chunks[c];
-        &ch.words[ch.word_off[k] as usize..ch.word_off[k + 1] as usize]
-    }
-
-    /// The ROUGE-L words (U+0020 split) of caption `k` of chunk `c` (requires `rouge` at build).
-    fn rouge_words(&self, c: usize, k: usize) -> &[u32] {
-        let ch = &self.chunks[c];
-        match ch.rouge_words.binary_search_by_key(&(k as u32), |e| e.0) {
-            Ok(i) => &ch.rouge_words[i].1,
-            Err(_) => self.words(c, k),
+/// Lists the windows (orders 2..=4) of a chunk's captions: sets `win_off` and returns, per
+/// partition, (key, slot) of the reference windows and of the candidate windows, in caption
+/// order.
+fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
+    let caps = ch.word_off.len() - 1;
+    let mut win_off = Vec::with_capacity(caps + 1);
+    let (mut total, mut cand_total) = (0usize, 0usize);
+    let mut is_cand = ch.img_cap.iter().peekable();
+    for k in 0..caps {
+        win_off.push(total as u32);
+        let count = window_count((ch.word_off[k + 1] - ch.word_off[k]) as usize);
+        if is_cand.next_if(|&&c| c as usize == k).is_some() {
+            cand_total += count;
         }
+        total += count;
     }
-
-    /// The words of the candidate (index 0) and references (1..) of image `j` of chunk `c`,
-    /// for BLEU/CIDEr (`rouge` false) or ROUGE-L (`rouge` true).
-    pub fn image_words(&self, c: usize, j: usize, rouge: bool) -> impl Iterator<Item = &[u32]> {
-        self.captions(c, j).map(move |k| {
-            if rouge {
-                self.rouge_words(c, k)
-            } else {
-                self.words(c, k)
+    win_off.push(total as u32);
+    // Room for an even spread over the partitions, plus a margin.
+    let room = |t: usize| t / PARTS + t / (4 * PARTS) + 4;
+    let mut refs: Vec<Vec<(K, u32)>> = (0..PARTS)
+        .map(|_| Vec::with_capacity(room(total - cand_total)))
+        .collect();
+    let mut cands: Vec<Vec<(K, u32)>> = (0..PARTS)
+        .map(|_| Vec::with_capacity(room(cand_total)))
+        .collect();
+    let mut keys: Vec<K> = Vec::new();
+    let mut is_cand = ch.img_cap.iter().peekable();
+    for (k, &start) in win_off[..caps].iter().enumerate() {
+        let cand = is_cand.next_if(|&&c| c as usize == k).is_some();
+        let w = ch.words(k);
+        let out = if cand { &mut cands } else { &mut refs };
+        let mut slot = start;
+        // keys[j]: the window of the current order starting at word j.
+        keys.clear();
+        keys.extend(w.iter().map(|&x| K::unigram(x)));
+        for n in 1..MAX_ORDER {
+            for j in 0..w.len().saturating_sub(n) {
+                let key = keys[j].extend(n, w[j + n]);
+                keys[j] = key;
+                out[key.part()].push((key, slot));
+                slot += 1;
             }
-        })
-    }
-}
-
-/// Where the CIDEr document frequencies of a batch come from.
-#[derive(Clone, Copy)]
-pub enum IdfSource<'a> {
-    /// The batch's own references: `N` is the number of images.
-    Batch,
-    /// A table (a registered dataset's).
-    Table(&'a dyn DocFreq),
-}
-
-/// The n-gram ids of every caption of a batch and their CIDEr weights (see
-/// [`BatchWords::grams`]).
-pub struct BatchGrams {
-    /// Per chunk: n-gram id of each window (per caption, orders 1..=4, order-major).
-    win_ids: Vec<Vec<u32>>,
-    /// Per chunk: window offset of each caption; one more entry at the end.
-    win_off: Vec<Vec<u32>>,
-    /// Per partition, per local id: `ln(N) - ln(max(1, df))`.
-    idf: Vec<Vec<f64>>,
-}
-
-impl BatchGrams {
-    /// `ln(N) - ln(max(1, df))` of n-gram `id`.
-    #[inline]
-    pub fn idf(&self, id: u32) -> f64 {
-        self.idf[id as usize & (PARTS - 1)][(id >> PART_BITS) as usize]
-    }
-
-    /// Appends the distinct n-grams of caption `k` of chunk `c` (of `words` words) with their
-    /// counts to `buf`, and returns their span in `buf`.
-    fn push_caption(&self, c: usize, k: usize, words: usize, buf: &mut Vec<(u32, u32)>) -> Span {
-        let start = self.win_off[c][k] as usize;
-        let ids = &self.win_ids[c][start..self.win_off[c][k + 1] as usize];
-        let begin = buf.len() as u32;
-        let mut ends = [0u32; MAX_ORDER];
-        let mut at = 0usize;
-        for (n, end) in ends.iter_mut().enumerate() {
-            let len = (words + 1).saturating_sub(n + 1);
-            push_id_counts(&ids[at..at + len], buf);
-            at += len;
-            *end = buf.len() as u32;
-        }
-        Span {
-            begin,
-            ends,
-            words: words as u32,
         }
     }
+    ch.win_off = win_off;
+    (refs, cands)
+}
 
-    /// The n-gram counts of the candidate (index 0) and references (1..) of image `j` of chunk
-    /// `c`, built in `buf` (cleared first).
-    pub fn image<'b>(
-        &self,
-        words: &BatchWords,
-        c: usize,
-        j: usize,
-        buf: &'b mut GramBuf,
-    ) -> Vec<Grams<'b>> {
-        buf.grams.clear();
-        buf.spans.clear();
-        for k in words.captions(c, j) {
-            let len = words.words(c, k).len();
-            let span = self.push_caption(c, k, len, &mut buf.grams);
-            buf.spans.push(span);
+/// CIDEr weights of the unigrams, indexed by word id.
+fn unigram_idf(
+    chunks: &[WordChunk],
+    bound: u32,
+    idf: IdfSource<'_>,
+    ref_len: f64,
+    ln: &[f64],
+) -> Vec<f64> {
+    let bound = bound as usize;
+    assert!(
+        bound <= 1 << (32 - ID_SHIFT),
+        "fewer than 2^27 distinct words"
+    );
+    match idf {
+        IdfSource::Batch => {
+            let mut df = vec![0u32; bound];
+            let mut last = vec![u32::MAX; bound];
+            for ch in chunks {
+                for j in 0..ch.images() {
+                    let img = (ch.first_img + j) as u32;
+                    for k in ch.img_cap[j] as usize + 1..ch.img_cap[j + 1] as usize {
+                        for &w in ch.words(k) {
+                            let w = w as usize;
+                            if last[w] != img {
+                                last[w] = img;
+                                df[w] += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            df.iter().map(|&d| ref_len - ln[d as usize]).collect()
         }
-        let grams = &buf.grams;
-        buf.spans.iter().map(|s| s.view(grams)).collect()
-    }
-}
-
-/// A caption's span in a [`GramBuf`].
-#[derive(Clone, Copy)]
-struct Span {
-    begin: u32,
-    ends: [u32; MAX_ORDER],
-    words: u32,
-}
-
-impl Span {
-    fn view<'b>(&self, grams: &'b [(u32, u32)]) -> Grams<'b> {
-        let b = self.begin as usize;
-        Grams {
-            grams: &grams[b..self.ends[MAX_ORDER - 1] as usize],
-            ends: self.ends.map(|e| e - self.begin),
-            words: self.words,
+        IdfSource::Table(t) => {
+            let mut out = vec![f64::NAN; bound];
+            for ch in chunks {
+                for &w in &ch.words {
+                    let slot = &mut out[w as usize];
+                    if slot.is_nan() {
+                        *slot = ref_len - t.ln_df(&Ngram::new(&[w]));
+                    }
+                }
+            }
+            out
         }
     }
 }
 
-/// Reusable storage for [`BatchGrams::image`].
+/// Reusable storage for [`BatchWords::image_grams`].
 #[derive(Default)]
 pub struct GramBuf {
-    grams: Vec<(u32, u32)>,
-    spans: Vec<Span>,
+    ids: Vec<u32>,
+    counts: Vec<u32>,
+    spans: Vec<(u32, [u32; MAX_ORDER], u32)>,
 }
 
-/// Appends the distinct ids of `ids` with their counts to `out`, in first-occurrence order.
-fn push_id_counts(ids: &[u32], out: &mut Vec<(u32, u32)>) {
-    let start = out.len();
-    if ids.len() <= 48 {
-        // Short sentences (nearly all captions): a linear scan beats hashing.
+/// Appends the distinct ids of `ids` to `out_ids` with their counts to `out_counts`, in
+/// first-occurrence order.
+fn push_id_counts(ids: &[u32], out_ids: &mut Vec<u32>, out_counts: &mut Vec<u32>) {
+    let start = out_ids.len();
+    if ids.len() <= 64 {
+        // Short sentences (nearly all captions): a 64-bit Bloom filter of the ids seen so far
+        // settles most windows (repeats are rare) without a scan.
+        let mut bloom = 0u64;
         for &g in ids {
-            match out[start..].iter_mut().find(|(h, _)| *h == g) {
-                Some((_, c)) => *c += 1,
-                None => out.push((g, 1)),
+            let bit = 1u64 << (g.wrapping_mul(0x9E37_79B1) >> 26);
+            if bloom & bit != 0 {
+                if let Some(k) = out_ids[start..].iter().position(|&h| h == g) {
+                    out_counts[start + k] += 1;
+                    continue;
+                }
             }
+            bloom |= bit;
+            out_ids.push(g);
+            out_counts.push(1);
         }
     } else {
         let mut index: FxHashMap<u32, usize> = FxHashMap::default();
         for &g in ids {
             match index.get(&g) {
-                Some(&i) => out[i].1 += 1,
+                Some(&i) => out_counts[i] += 1,
                 None => {
-                    index.insert(g, out.len());
-                    out.push((g, 1));
+                    index.insert(g, out_ids.len());
+                    out_ids.push(g);
+                    out_counts.push(1);
                 }
             }
+        }
+    }
+}
+
+/// Positions of distinct n-gram ids: a small open-addressing table, so that a candidate's
+/// n-grams are matched against a reference's in one pass over the reference.
+pub struct GramIndex {
+    keys: Vec<u32>,
+    pos: Vec<u32>,
+    shift: u32,
+}
+
+impl GramIndex {
+    /// No n-gram id is `u32::MAX` (the low bits of an id are a partition below 31).
+    const EMPTY: u32 = u32::MAX;
+
+    /// Indexes `ids` (distinct) by position.
+    pub fn new(ids: &[u32]) -> GramIndex {
+        let size = (ids.len() * 2).next_power_of_two().max(16);
+        let mut index = GramIndex {
+            keys: vec![GramIndex::EMPTY; size],
+            pos: vec![0; size],
+            shift: 64 - size.trailing_zeros(),
+        };
+        for (i, &g) in ids.iter().enumerate() {
+            let mut s = index.slot(g);
+            while index.keys[s] != GramIndex::EMPTY {
+                s = (s + 1) & (size - 1);
+            }
+            index.keys[s] = g;
+            index.pos[s] = i as u32;
+        }
+        index
+    }
+
+    #[inline]
+    fn slot(&self, g: u32) -> usize {
+        (u64::from(g).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// The position of `g`, if indexed.
+    #[inline]
+    pub fn get(&self, g: u32) -> Option<usize> {
+        let mask = self.keys.len() - 1;
+        let mut s = self.slot(g);
+        loop {
+            let k = self.keys[s];
+            if k == g {
+                return Some(self.pos[s] as usize);
+            }
+            if k == GramIndex::EMPTY {
+                return None;
+            }
+            s = (s + 1) & mask;
         }
     }
 }
@@ -899,22 +1113,84 @@ fn push_id_counts(ids: &[u32], out: &mut Vec<(u32, u32)>) {
 /// summation order, spec COCO §6). Equal ids are equal n-grams.
 #[derive(Clone, Copy, Debug)]
 pub struct Grams<'a> {
-    grams: &'a [(u32, u32)],
+    ids: &'a [u32],
+    counts: &'a [u32],
     ends: [u32; MAX_ORDER],
     words: u32,
+}
+
+/// The distinct n-grams of one order of a sentence, with their counts.
+#[derive(Clone, Copy, Debug)]
+pub struct GramList<'a> {
+    /// N-gram ids (distinct), first-occurrence order.
+    pub ids: &'a [u32],
+    /// Their counts.
+    pub counts: &'a [u32],
+}
+
+impl<'a> GramList<'a> {
+    /// Number of distinct n-grams.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// True when the sentence has no n-gram of this order.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// (id, count) pairs, first-occurrence order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u32)> + 'a {
+        self.ids.iter().copied().zip(self.counts.iter().copied())
+    }
+
+    /// The count of n-gram `g` (0 when absent), without branches: ids are distinct, so at
+    /// most one matches.
+    #[inline]
+    pub fn count_of(&self, g: u32) -> u32 {
+        let mut c = 0;
+        for (&h, &k) in self.ids.iter().zip(self.counts) {
+            c |= if h == g { k } else { 0 };
+        }
+        c
+    }
 }
 
 impl<'a> Grams<'a> {
     /// The distinct n-grams of order `n` (1..=4) with counts, in first-occurrence order.
     #[inline]
-    pub fn order(&self, n: usize) -> &'a [(u32, u32)] {
+    pub fn order(&self, n: usize) -> GramList<'a> {
         let start = if n == 1 { 0 } else { self.ends[n - 2] as usize };
-        &self.grams[start..self.ends[n - 1] as usize]
+        let end = self.ends[n - 1] as usize;
+        GramList {
+            ids: &self.ids[start..end],
+            counts: &self.counts[start..end],
+        }
     }
 
-    /// Every distinct n-gram of every order.
-    pub fn all(&self) -> &'a [(u32, u32)] {
-        self.grams
+    /// Number of distinct n-grams of every order.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The distinct n-grams of every order (orders in turn, each in first-occurrence order)
+    /// with their counts.
+    pub fn all(&self) -> GramList<'a> {
+        GramList {
+            ids: self.ids,
+            counts: self.counts,
+        }
+    }
+
+    /// Where order `n` (1..=4) starts and ends in [`Grams::all`].
+    pub fn order_range(&self, n: usize) -> std::ops::Range<usize> {
+        let start = if n == 1 { 0 } else { self.ends[n - 2] as usize };
+        start..self.ends[n - 1] as usize
+    }
+
+    /// True when the sentence is empty.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
     }
 
     /// Number of words of the sentence.
@@ -933,7 +1209,8 @@ pub struct GramCounter {
 /// Owned [`Grams`].
 #[derive(Debug, Clone)]
 pub struct OwnedGrams {
-    grams: Vec<(u32, u32)>,
+    ids: Vec<u32>,
+    counts: Vec<u32>,
     ends: [u32; MAX_ORDER],
     words: u32,
 }
@@ -942,7 +1219,8 @@ impl OwnedGrams {
     /// The borrowed view.
     pub fn view(&self) -> Grams<'_> {
         Grams {
-            grams: &self.grams,
+            ids: &self.ids,
+            counts: &self.counts,
             ends: self.ends,
             words: self.words,
         }
@@ -963,23 +1241,19 @@ impl GramCounter {
 
     /// Counts the n-grams of `words`.
     pub fn count(&mut self, words: &[u32]) -> OwnedGrams {
-        let mut grams = Vec::new();
+        let (mut ids, mut counts) = (Vec::new(), Vec::new());
         let mut ends = [0u32; MAX_ORDER];
         for n in 1..=MAX_ORDER {
-            let ids: Vec<u32> = words.windows(n).map(|w| self.id(Ngram::new(w))).collect();
-            push_id_counts(&ids, &mut grams);
-            ends[n - 1] = grams.len() as u32;
+            let g: Vec<u32> = words.windows(n).map(|w| self.id(Ngram::new(w))).collect();
+            push_id_counts(&g, &mut ids, &mut counts);
+            ends[n - 1] = ids.len() as u32;
         }
         OwnedGrams {
-            grams,
+            ids,
+            counts,
             ends,
             words: words.len() as u32,
         }
-    }
-
-    /// The id of `g` if it was seen.
-    pub fn get(&self, g: &Ngram) -> Option<u32> {
-        self.ids.get(g).copied()
     }
 }
 

@@ -508,6 +508,13 @@ fn score_inner(
     .filter(|(m, _)| wants(*m))
     .collect();
     let ngram_metrics = want_bleu || !variants.is_empty();
+    // CIDEr's document frequencies: the batch's references, or a table.
+    let (idf_source, df_label, df_docs) = match opts.df {
+        DfSource::Batch => (IdfSource::Batch, format!("batch(N={n})"), n),
+        DfSource::Table { table, label, .. } => {
+            (IdfSource::Table(table), label.to_owned(), table.doc_count())
+        }
+    };
 
     // Interned words (split on Unicode whitespace, spec §3.4) for BLEU, CIDEr and ROUGE-L.
     let words = (ngram_metrics || want_rouge).then(|| {
@@ -534,9 +541,10 @@ fn score_inner(
             }
         }
         img_start.push(captions.len());
-        BatchWords::build(&mut interner, &captions, &img_start, want_rouge)
+        let grams = ngram_metrics.then_some(idf_source);
+        BatchWords::build(&mut interner, &captions, &img_start, want_rouge, grams)
     });
-    phase("intern");
+    phase("words");
 
     let mut per_image: Vec<Vec<(&'static str, f64)>> = vec![Vec::new(); n];
     let mut aggregate: Vec<(&'static str, f64)> = Vec::new();
@@ -578,13 +586,6 @@ fn score_inner(
         None
     };
 
-    // CIDEr's document frequencies: the batch's references, or a table.
-    let (idf_source, df_label, df_docs) = match opts.df {
-        DfSource::Batch => (IdfSource::Batch, format!("batch(N={n})"), n),
-        DfSource::Table { table, label, .. } => {
-            (IdfSource::Table(table), label.to_owned(), table.doc_count())
-        }
-    };
     if !variants.is_empty() {
         let empty = match opts.df {
             DfSource::Batch => !words.as_ref().is_some_and(BatchWords::any_reference_word),
@@ -597,15 +598,10 @@ fn score_inner(
             ));
         }
     }
-    let grams = match &words {
-        Some(w) if ngram_metrics => Some(w.grams(idf_source)),
-        _ => None,
-    };
-    phase("ngrams");
 
     // BLEU, ROUGE-L and CIDEr, image by image (in parallel over chunks of images); CIDEr
     // vectors are built and used per image, never all held at once.
-    let (grams_ref, variants_ref) = (grams.as_ref(), variants.as_slice());
+    let variants_ref = variants.as_slice();
     let scores: Vec<ImageScores> = match &words {
         None => Vec::new(),
         Some(words) => (0..words.chunk_count())
@@ -614,20 +610,18 @@ fn score_inner(
                 let mut buf = GramBuf::default();
                 let mut vecs: Vec<SentenceVec> = Vec::new();
                 let mut row = Vec::new();
-                words
-                    .chunk_images(c)
-                    .enumerate()
-                    .map(move |(j, _)| {
+                (0..words.chunk_images(c))
+                    .map(move |j| {
                         let mut out = ImageScores::default();
-                        if let Some(g) = grams_ref {
-                            let image = g.image(words, c, j, &mut buf);
+                        if ngram_metrics {
+                            let image = words.image_grams(c, j, &mut buf);
                             let (cand, refs) = image.split_first().expect("a candidate");
                             if want_bleu {
                                 out.bleu = BleuStats::of_image(cand, refs);
                             }
                             if !variants_ref.is_empty() {
                                 vecs.resize_with(image.len(), SentenceVec::default);
-                                let idf = |id: u32| g.idf(id);
+                                let idf = |id: u32| words.idf(id);
                                 for (v, s) in vecs.iter_mut().zip(&image) {
                                     v.fill(s, idf);
                                 }
@@ -639,7 +633,7 @@ fn score_inner(
                             }
                         }
                         if want_rouge {
-                            let mut it = words.image_words(c, j, true);
+                            let mut it = words.rouge_words(c, j);
                             let cand = it.next().expect("a candidate");
                             let refs: Vec<&[u32]> = it.collect();
                             out.rouge = rouge::score_words_with(cand, &refs, &mut row);
@@ -650,7 +644,6 @@ fn score_inner(
             })
             .collect(),
     };
-    drop(grams);
     drop(words);
     phase("score");
 

@@ -417,42 +417,205 @@ fn first_char(text: &str) -> Option<char> {
 /// fast path; anything else, and any file the fast path does not accept, goes through
 /// [`parse_references`], which also produces the precise error messages.
 pub fn parse_references_text(text: &str, what: &str) -> Result<References, InputError> {
-    #[derive(serde::Deserialize)]
-    struct FastImage {
-        id: Value,
+    if first_char(text) == Some('{') {
+        if let Some(refs) = fast_coco_references(text) {
+            return Ok(refs);
+        }
     }
-    #[derive(serde::Deserialize)]
-    struct FastAnn {
-        image_id: Value,
-        caption: String,
+    parse_references(&parse_json(text, what)?)
+}
+
+#[derive(serde::Deserialize)]
+struct FastImage {
+    id: Value,
+}
+
+#[derive(serde::Deserialize)]
+struct FastAnn {
+    image_id: Value,
+    caption: String,
+}
+
+/// Image ids of a COCO `images` list; `None` when one has the wrong type (the general path
+/// reports it).
+fn fast_image_ids(images: Option<Vec<FastImage>>) -> Option<Option<Vec<ImageId>>> {
+    match images {
+        None => Some(None),
+        Some(v) => v
+            .iter()
+            .map(|i| ImageId::from_value(&i.id))
+            .collect::<Option<Vec<_>>>()
+            .map(Some),
     }
+}
+
+/// Annotations as (image id, caption); `None` when an id has the wrong type.
+fn fast_annotations(anns: Vec<FastAnn>) -> Option<Vec<(ImageId, String)>> {
+    anns.into_iter()
+        .map(|a| ImageId::from_value(&a.image_id).map(|id| (id, a.caption)))
+        .collect()
+}
+
+/// The typed fast path for COCO annotation files: `None` when the file does not have that
+/// shape (or is not valid JSON), for the general path to handle and report.
+///
+/// The `annotations` array (nearly all of a COCO file) is parsed in pieces, in parallel. A
+/// structural scan of the text before it (strings, nesting) finds where the array starts. A
+/// piece ends at a `,` that follows a `}` (and blanks) and is parsed on its own as `[ ... ]`,
+/// starting at a true element boundary (the previous piece's end, checked the same way). If a
+/// cut were inside a string, the piece would end in an unterminated string; if it were inside
+/// a nested value, the piece would end with that value unclosed: either way the piece fails to
+/// parse and the array is parsed in one piece instead. The last piece runs to the end of the
+/// array, which its parse finds. The rest of the file, with `[]` in place of the array, is then
+/// parsed (and so checked) as a whole, and must have that `[]` as its `annotations`.
+fn fast_coco_references(text: &str) -> Option<References> {
+    use rayon::prelude::*;
     #[derive(serde::Deserialize)]
     struct Fast {
         images: Option<Vec<FastImage>>,
         annotations: Vec<FastAnn>,
     }
-    if first_char(text) == Some('{') {
-        if let Ok(f) = serde_json::from_str::<Fast>(text) {
-            // Outer None: an id of the wrong type; the slow path reports it.
-            let images: Option<Option<Vec<ImageId>>> = match &f.images {
-                None => Some(None),
-                Some(v) => v
-                    .iter()
-                    .map(|i| ImageId::from_value(&i.id))
-                    .collect::<Option<Vec<_>>>()
-                    .map(Some),
-            };
-            let anns: Option<Vec<(ImageId, String)>> = f
-                .annotations
-                .into_iter()
-                .map(|a| ImageId::from_value(&a.image_id).map(|id| (id, a.caption)))
-                .collect();
-            if let (Some(images), Some(anns)) = (images, anns) {
-                return Ok(coco_references(images, anns));
-            }
+    #[derive(serde::Deserialize)]
+    struct Rest {
+        images: Option<Vec<FastImage>>,
+        annotations: Vec<serde::de::IgnoredAny>,
+    }
+    let serial = || {
+        let f: Fast = serde_json::from_str(text).ok()?;
+        Some(coco_references(
+            fast_image_ids(f.images)?,
+            fast_annotations(f.annotations)?,
+        ))
+    };
+    let Some(open) = find_annotations_array(text) else {
+        return serial();
+    };
+    let body = &text[open + 1..];
+    // Pieces of at least 256 KiB, at most 16; `body` runs past the end of the array, so the
+    // last piece is open-ended.
+    let pieces = (body.len() / (256 << 10)).clamp(1, 16);
+    let mut cuts: Vec<usize> = Vec::with_capacity(pieces);
+    for k in 1..pieces {
+        let from = (body.len() * k / pieces).max(cuts.last().map_or(0, |&c| c + 1));
+        match next_element_boundary(body, from) {
+            Some(c) => cuts.push(c),
+            None => break,
         }
     }
-    parse_references(&parse_json(text, what)?)
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(cuts.iter().map(|&c| c + 1))
+        .collect();
+    // Per piece: its annotations and where it ends in `body`.
+    type Piece = (Vec<(ImageId, String)>, usize);
+    let parsed: Option<Vec<Piece>> = starts
+        .par_iter()
+        .enumerate()
+        .map(|(k, &a)| match cuts.get(k) {
+            Some(&b) => {
+                let anns: Vec<FastAnn> =
+                    serde_json::from_str(&format!("[{}]", &body[a..b])).ok()?;
+                Some((fast_annotations(anns)?, b))
+            }
+            None => {
+                // The last piece: parse one array and see where it ends.
+                let piece = format!("[{}", &body[a..]);
+                let mut stream = serde_json::Deserializer::from_str(&piece).into_iter();
+                let anns: Vec<FastAnn> = stream.next()?.ok()?;
+                // `piece[offset - 1]` is the array's `]`: `body[a + offset - 2]`.
+                let end = a + stream.byte_offset() - 1;
+                Some((fast_annotations(anns)?, end))
+            }
+        })
+        .collect();
+    let Some(parsed) = parsed else {
+        return serial();
+    };
+    let end = parsed.last().map_or(0, |p| p.1);
+    let rest = format!("{}[]{}", &text[..open], &body[end..]);
+    match serde_json::from_str::<Rest>(&rest) {
+        Ok(r) if r.annotations.is_empty() => {
+            let anns: Vec<(ImageId, String)> = parsed.into_iter().flat_map(|p| p.0).collect();
+            Some(coco_references(fast_image_ids(r.images)?, anns))
+        }
+        _ => serial(),
+    }
+}
+
+/// Position of the `[` that opens the array value of the root object's `"annotations"` member,
+/// by a structural scan (strings with their escapes, nesting) of the text before it. `None`
+/// when the text does not start with an object or the member is not found as plain bytes.
+fn find_annotations_array(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let blank = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
+    let mut i = b.iter().position(|c| !blank(c))?;
+    if b[i] != b'{' {
+        return None;
+    }
+    let mut depth = 0usize;
+    // True where the next string at depth 1 is a member name of the root object.
+    let mut key = false;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                let end = loop {
+                    let k = j + b.get(j..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
+                    if b[k] == b'"' {
+                        break k;
+                    }
+                    j = k + 2;
+                };
+                if depth == 1 && key && &b[start..end] == b"annotations" {
+                    let mut k = end + 1 + b.get(end + 1..)?.iter().position(|c| !blank(c))?;
+                    if b[k] != b':' {
+                        return None;
+                    }
+                    k += 1 + b.get(k + 1..)?.iter().position(|c| !blank(c))?;
+                    return (b[k] == b'[').then_some(k);
+                }
+                key = false;
+                i = end + 1;
+                continue;
+            }
+            b'{' => {
+                depth += 1;
+                key = depth == 1;
+            }
+            b'[' => {
+                depth += 1;
+                key = false;
+            }
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                key = false;
+            }
+            b',' => key = depth == 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The first `,` at or after `from` that follows a `}` and blanks (a candidate boundary
+/// between two objects of an array; see [`fast_coco_references`] for why a wrong guess is
+/// harmless).
+fn next_element_boundary(s: &str, from: usize) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = from;
+    while i < b.len() {
+        let c = i + b[i..].iter().position(|&x| x == b',')?;
+        let before = b[..c]
+            .iter()
+            .rev()
+            .find(|&&x| !matches!(x, b' ' | b'\t' | b'\n' | b'\r'));
+        if before == Some(&b'}') {
+            return Some(c);
+        }
+        i = c + 1;
+    }
+    None
 }
 
 /// Parses the text of a candidates file (typed fast path for COCO results lists, see
@@ -620,6 +783,25 @@ fn check_references(items: &[Item]) -> Result<(), InputError> {
 /// Joins candidates with their references, as COCOEvalCap does with `params['image_id']` set to
 /// the images that have a result.
 pub fn assemble(refs: &References, cands: Vec<Candidate>) -> Result<Batch, InputError> {
+    assemble_with(refs, cands, |pos| refs.images[pos].1.clone())
+}
+
+/// [`assemble`], consuming the references (their captions move into the batch).
+pub fn assemble_owned(refs: References, cands: Vec<Candidate>) -> Result<Batch, InputError> {
+    let References { mut images, index } = refs;
+    let lookup = References {
+        images: Vec::new(),
+        index,
+    };
+    // Candidates are distinct images (checked first), so each image's captions move once.
+    assemble_with(&lookup, cands, |pos| std::mem::take(&mut images[pos].1))
+}
+
+fn assemble_with(
+    refs: &References,
+    cands: Vec<Candidate>,
+    mut captions: impl FnMut(usize) -> Vec<String>,
+) -> Result<Batch, InputError> {
     if cands.is_empty() {
         return Err(InputError::new(
             ErrorCode::EmptyResults,
@@ -657,7 +839,7 @@ pub fn assemble(refs: &References, cands: Vec<Candidate>) -> Result<Batch, Input
             items.push(Item {
                 image_id: c.image_id,
                 candidate: c.caption,
-                references: refs.images[pos].1.clone(),
+                references: captions(pos),
             });
         }
     }
@@ -708,6 +890,70 @@ mod tests {
         assert_eq!(e.code, ErrorCode::UnknownImageId);
         let b = assemble(&refs, parse_candidates(&json!({"1": "x"})).unwrap()).unwrap();
         assert_eq!(b.items[0].image_id.raw, json!("1"));
+    }
+
+    /// The parallel fast path for COCO files gives what the general path gives, whatever the
+    /// captions contain and wherever the pieces are cut; when it cannot apply, it steps aside.
+    #[test]
+    fn fast_coco_path_equals_the_general_path() {
+        // JSON string contents (escapes included).
+        let captions = [
+            "a man on a bike",
+            r#"tricky }, {\"image_id\": 5, \"caption\": \"x"#,
+            r#"quote \" },  x"#,
+            r#"brace } , and \\ backslash"#,
+            r#"caf\u00e9 }\n,"#,
+        ];
+        let anns = |n: usize, extra: &str| -> String {
+            (0..n)
+                .map(|i| {
+                    format!(
+                        "{{\"image_id\": {}, \"id\": {i}{extra}, \"caption\": \"{}\"}}",
+                        i % 997,
+                        captions[i % captions.len()]
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(if n % 2 == 0 { ", " } else { ",\n " })
+        };
+        let images = (0..997)
+            .map(|i| format!("{{\"id\": {i}, \"f\": \"x}},{{\"}}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let docs = [
+            format!("{{\"info\": {{\"a\": [1, {{\"b\": \"}},\"}}]}}, \"images\": [{images}], \"annotations\": [{}]}}", anns(20000, "")),
+            format!("{{\"annotations\": [{}], \"images\": [{images}]}}", anns(20001, "")),
+            format!("{{\"images\": [{images}], \"annotations\": [{}]}}", anns(12000, ", \"m\": {\"k\": [1, {\"z\": 1}]}")),
+            format!("{{\"annotations\": [{}]}}", anns(15000, "")),
+            format!("{{\"annotations\" : [ {} ] , \"type\": \"captions\"}}", anns(15000, "")),
+            format!("{{\"images\": [{images}], \"annotations\": []}}"),
+            format!("{{\"images\": [{images}], \"annot\\u0061tions\": [{}]}}", anns(9000, "")),
+        ];
+        for (k, doc) in docs.iter().enumerate() {
+            let fast = fast_coco_references(doc).expect("fast path");
+            let slow = parse_references(&parse_json(doc, "x").unwrap()).unwrap();
+            assert_eq!(fast.images.len(), slow.images.len(), "doc {k}");
+            for (a, b) in fast.images.iter().zip(&slow.images) {
+                assert_eq!((&a.0.raw, &a.1), (&b.0.raw, &b.1), "doc {k}");
+            }
+        }
+        // Not COCO-shaped, or invalid: the fast path steps aside.
+        for doc in [
+            format!(
+                "{{\"images\": [{images}], \"annotations\": [{}]}} x",
+                anns(9000, "")
+            ),
+            format!(
+                "{{\"annotations\": [{}], \"annotations\": []}}",
+                anns(9000, "")
+            ),
+            format!(
+                "{{\"annotations\": [{}, {{\"image_id\": 1, \"caption\": 5}}]}}",
+                anns(9000, "")
+            ),
+        ] {
+            assert!(fast_coco_references(&doc).is_none());
+        }
     }
 
     #[test]

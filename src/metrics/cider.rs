@@ -18,7 +18,7 @@
 //! per-image order of operations is mean over orders, then `/ m`, then `* 10`. A one-image
 //! corpus scores 0 (every weight is `ln 1 - ln 1`).
 
-use crate::corpus::{Grams, MAX_ORDER};
+use crate::corpus::{GramIndex, Grams, MAX_ORDER};
 
 /// Which CIDEr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,18 +34,15 @@ const SIGMA: f64 = 6.0;
 /// A sentence's tf-idf vectors per order, their norms and its length (bigram count).
 #[derive(Debug, Clone, Default)]
 pub struct SentenceVec {
-    /// Weights of every order (by n-gram id), each order in first-occurrence order (the
-    /// reference's summation order); order n occupies `ends[n-2]..ends[n-1]`.
-    weights: Vec<(u32, f64)>,
+    /// N-gram ids of every order, each order in first-occurrence order (the reference's
+    /// summation order); order n occupies `ends[n-2]..ends[n-1]`.
+    ids: Vec<u32>,
+    /// Their weights.
+    weights: Vec<f64>,
     ends: [u32; MAX_ORDER],
-    /// For long sentences, the same weights sorted by n-gram id per order, for binary search.
-    sorted: Option<Vec<(u32, f64)>>,
     norms: [f64; MAX_ORDER],
     length: i64,
 }
-
-/// Orders with more distinct n-grams than this are looked up by binary search.
-const LINEAR_LOOKUP_MAX: usize = 24;
 
 impl SentenceVec {
     /// Weights `tf * idf(id)` for the n-grams of a sentence, where `idf(id)` is
@@ -58,66 +55,53 @@ impl SentenceVec {
 
     /// [`SentenceVec::new`] into existing storage.
     pub fn fill(&mut self, s: &Grams<'_>, idf: impl Fn(u32) -> f64) {
+        self.ids.clear();
         self.weights.clear();
-        self.weights.reserve(s.all().len());
         self.length = 0;
-        let mut long = false;
         for n in 1..=MAX_ORDER {
             let mut norm = 0.0f64;
-            let grams = s.order(n);
-            long |= grams.len() > LINEAR_LOOKUP_MAX;
-            for &(g, tf) in grams {
+            for (g, tf) in s.order(n).iter() {
                 let w = f64::from(tf) * idf(g);
                 norm += w * w;
                 if n == 2 {
                     self.length += i64::from(tf);
                 }
-                self.weights.push((g, w));
+                self.ids.push(g);
+                self.weights.push(w);
             }
             self.norms[n - 1] = norm.sqrt();
-            self.ends[n - 1] = self.weights.len() as u32;
+            self.ends[n - 1] = self.ids.len() as u32;
         }
-        self.sorted = long.then(|| {
-            let mut v = self.weights.clone();
-            let mut start = 0usize;
-            for &end in &self.ends {
-                v[start..end as usize].sort_unstable_by_key(|&(g, _)| g);
-                start = end as usize;
-            }
-            v
-        });
     }
 
     fn range(&self, n: usize) -> std::ops::Range<usize> {
         let start = if n == 0 { 0 } else { self.ends[n - 1] as usize };
         start..self.ends[n] as usize
     }
-
-    #[inline]
-    fn weight(&self, n: usize, g: u32) -> f64 {
-        let r = self.range(n);
-        match &self.sorted {
-            Some(sorted) => {
-                let s = &sorted[r];
-                s.binary_search_by_key(&g, |&(h, _)| h)
-                    .map_or(0.0, |i| s[i].1)
-            }
-            None => self.weights[r]
-                .iter()
-                .find(|&&(h, _)| h == g)
-                .map_or(0.0, |&(_, w)| w),
-        }
-    }
 }
 
-/// Per-order similarity of a candidate with one reference.
-fn sim(variant: Variant, c: &SentenceVec, r: &SentenceVec) -> [f64; MAX_ORDER] {
+/// Per-order similarity of a candidate with one reference. `wr` receives, per candidate n-gram,
+/// its weight in the reference (0 when absent).
+fn sim(
+    variant: Variant,
+    c: &SentenceVec,
+    index: &GramIndex,
+    r: &SentenceVec,
+    wr: &mut [f64],
+) -> [f64; MAX_ORDER] {
+    wr.fill(0.0);
+    for (&g, &w) in r.ids.iter().zip(&r.weights) {
+        if let Some(i) = index.get(g) {
+            wr[i] = w;
+        }
+    }
     let delta = (c.length - r.length) as f64;
     let penalty = std::f64::consts::E.powf(-(delta * delta) / (2.0 * SIGMA * SIGMA));
     let mut val = [0.0f64; MAX_ORDER];
     for (n, v) in val.iter_mut().enumerate() {
-        for &(g, wc) in &c.weights[c.range(n)] {
-            let wr = r.weight(n, g);
+        // Candidate n-grams in first-occurrence order: pycocoevalcap's summation order.
+        let range = c.range(n);
+        for (&wc, &wr) in c.weights[range.clone()].iter().zip(&wr[range]) {
             *v += match variant {
                 Variant::CiderD => wc.min(wr) * wr,
                 Variant::Original => wc * wr,
@@ -138,9 +122,11 @@ pub fn image_score(variant: Variant, cand: &SentenceVec, refs: &[SentenceVec]) -
     if refs.is_empty() {
         return 0.0;
     }
+    let index = GramIndex::new(&cand.ids);
+    let mut wr = vec![0.0f64; cand.ids.len()];
     let mut acc = [0.0f64; MAX_ORDER];
     for r in refs {
-        let v = sim(variant, cand, r);
+        let v = sim(variant, cand, &index, r, &mut wr);
         for n in 0..MAX_ORDER {
             acc[n] += v[n];
         }
