@@ -83,8 +83,27 @@ fn opts(dir: &Path) -> Opts {
         cfg,
         keys: Keys::none(),
         hook: Arc::new(|_| {}),
-        resources: Resources::with_meteor(Some(meteor())),
+        resources: Resources::with_meteor(Some(meteor())).with_spice(Some(spice())),
     }
+}
+
+/// SPICE with the fetched parser model and lemma exceptions, sharing METEOR's synonyms (as
+/// `capscore serve` loads it). Fails (never skips) when the data is missing.
+fn spice() -> Arc<capscore::spice::Spice> {
+    static S: std::sync::OnceLock<Arc<capscore::spice::Spice>> = std::sync::OnceLock::new();
+    S.get_or_init(|| {
+        let dir = capscore::resources::default_cache_dir();
+        Arc::new(
+            capscore::spice::Spice::load(&dir, capscore::spice::SynonymSource::Meteor(meteor()))
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "SPICE data missing in {} ({e}): run `capscore fetch` or scripts/test",
+                        dir.display()
+                    )
+                }),
+        )
+    })
+    .clone()
 }
 
 /// METEOR with the fetched data (`capscore fetch`; scripts/test does it), shared by the tests.
@@ -186,6 +205,31 @@ fn same_report(a: &Value, b: &Value, what: &str) {
     assert!(
         per_image_by_id(a) == per_image_by_id(b),
         "{what}: per-image scores differ"
+    );
+}
+
+/// The `spice` section's per-image records by image id.
+fn spice_by_id(v: &Value) -> HashMap<String, Value> {
+    v["spice"]["per_image"]
+        .as_array()
+        .expect("spice.per_image")
+        .iter()
+        .map(|p| (p["image_id"].to_string(), p.clone()))
+        .collect()
+}
+
+/// Equal reports including the `spice` section, whatever the order of the per-image lists.
+fn same_spice_report(a: &Value, b: &Value, what: &str) {
+    same_report(a, b, what);
+    assert!(
+        a["spice"]["aggregate"] == b["spice"]["aggregate"],
+        "{what}: spice.aggregate differs: {} vs {}",
+        a["spice"]["aggregate"],
+        b["spice"]["aggregate"]
+    );
+    assert!(
+        spice_by_id(a) == spice_by_id(b),
+        "{what}: spice.per_image differs"
     );
 }
 
@@ -382,6 +426,13 @@ async fn every_error_path_is_a_problem_document_with_a_stable_code() {
     let r = app
         .post(
             "/v1/score",
+            &json!({"metrics": ["spice"], "explain": "yes", "items": [item(json!(1), "a dog")]}),
+        )
+        .await;
+    expect_problem(&app, r, 422, "invalid_format").await;
+    let r = app
+        .post(
+            "/v1/score",
             &json!({"items": [{"image_id": 1, "candidate": 5, "references": ["a"]}]}),
         )
         .await;
@@ -539,6 +590,18 @@ async fn metrics_without_resources_are_503_naming_the_metric_and_not_ready() {
     )
     .await;
     assert_eq!(p["metric"], "meteor");
+    // SPICE likewise (never in the default set).
+    let mut spice = body.clone();
+    spice["metrics"] = json!(["bleu", "spice"]);
+    spice["explain"] = json!(true);
+    let p = expect_problem(
+        &app,
+        app.post("/v1/score", &spice).await,
+        503,
+        "resources_not_loaded",
+    )
+    .await;
+    assert_eq!(p["metric"], "spice");
     let mut default = body.clone();
     default.as_object_mut().unwrap().remove("metrics");
     let (st, _, d) = app.post("/v1/score", &default).await;
@@ -554,6 +617,7 @@ async fn metrics_without_resources_are_503_naming_the_metric_and_not_ready() {
     assert_eq!(st, 503);
     assert_eq!(ready["metrics"]["bleu"], "ready");
     assert_ne!(ready["metrics"]["meteor"], "ready", "{ready}");
+    assert_ne!(ready["metrics"]["spice"], "ready", "{ready}");
     app.stop().await;
 }
 
@@ -904,5 +968,122 @@ async fn a_computation_over_the_timeout_is_a_504_problem() {
     expect_problem(&app, r, 504, "timeout").await;
     let ok = json!({"items": [{"image_id": 1, "candidate": "a", "references": ["a"]}]});
     assert_eq!(app.post("/v1/score", &ok).await.0, 200);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spice_over_inline_references_equals_the_cli_with_its_section() {
+    let app = spawn_app().await;
+    let set = "coco/fakecap_val2017";
+    let refs = read_json(&format!("{set}/refs.json"));
+    let cands = read_json(&format!("{set}/cands.json"));
+    let want = cli(
+        &existing(&format!("{set}/refs.json")),
+        &existing(&format!("{set}/cands.json")),
+        Some("bleu,spice"),
+    );
+    let (b, items) = inline_items(&refs, &cands);
+    let (st, _, got) = app
+        .post(
+            "/v1/score",
+            &json!({"metrics": ["bleu", "spice"], "items": items}),
+        )
+        .await;
+    assert_eq!(st, 200, "{got}");
+    assert!(got["aggregate"]["SPICE"].as_f64().is_some(), "{got}");
+    let per = got["per_image"].as_array().expect("per_image");
+    assert_eq!(per.len(), b.items.len());
+    assert!(per.iter().all(|p| p["SPICE"].as_f64().is_some()));
+    let sp = got["spice"]["per_image"].as_array().expect("spice section");
+    assert_eq!(sp.len(), b.items.len());
+    for cat in [
+        "All",
+        "Object",
+        "Attribute",
+        "Relation",
+        "Cardinality",
+        "Color",
+        "Size",
+    ] {
+        assert!(got["spice"]["aggregate"].get(cat).is_some(), "{cat}");
+        assert!(sp[0][cat]["tp"].is_i64(), "{cat}: {}", sp[0]);
+    }
+    // Mean of All F over the images = the aggregate; per image All.f = SPICE.
+    assert_eq!(got["spice"]["aggregate"]["All"], got["aggregate"]["SPICE"]);
+    assert_eq!(sp[0]["All"]["f"], per[0]["SPICE"]);
+    // Without `explain`, no tuples.
+    assert!(sp.iter().all(|p| p.get("candidate_tuples").is_none()));
+    same_spice_report(&got, &want, "inline spice vs CLI");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spice_explain_lists_tuples_and_changes_nothing_else() {
+    let app = spawn_app().await;
+    let items = json!([
+        {"image_id": 7, "candidate": "A black dog runs on the green grass.",
+         "references": ["A black dog running in a field.", "Two dogs play on the grass."]},
+        {"image_id": "x", "candidate": "a red bus on a street",
+         "references": ["A large red bus parked on the street.", "a bus"]}
+    ]);
+    let (st, _, plain) = app
+        .post("/v1/score", &json!({"metrics": ["spice"], "items": items}))
+        .await;
+    assert_eq!(st, 200, "{plain}");
+    let (st, _, off) = app
+        .post(
+            "/v1/score",
+            &json!({"metrics": ["spice"], "items": items, "explain": false}),
+        )
+        .await;
+    assert_eq!(st, 200, "{off}");
+    assert_eq!(plain, off);
+    let (st, _, ex) = app
+        .post(
+            "/v1/score",
+            &json!({"metrics": ["spice"], "items": items, "explain": true}),
+        )
+        .await;
+    assert_eq!(st, 200, "{ex}");
+    for key in ["aggregate", "per_image", "signature", "warnings"] {
+        assert_eq!(ex[key], plain[key], "{key}");
+    }
+    assert_eq!(ex["spice"]["aggregate"], plain["spice"]["aggregate"]);
+    let per = ex["spice"]["per_image"].as_array().expect("per_image");
+    assert_eq!(per[0]["image_id"], 7);
+    for p in per {
+        for key in ["candidate_tuples", "reference_tuples"] {
+            let t = p[key].as_array().unwrap_or_else(|| panic!("{key}: {p}"));
+            assert!(!t.is_empty(), "{key}: {p}");
+            assert!(t
+                .iter()
+                .all(|x| x["concepts"].is_array() && x["matched"].is_boolean()));
+        }
+        // Matched candidate tuples are the All category's true positives.
+        let matched = p["candidate_tuples"]
+            .as_array()
+            .expect("tuples")
+            .iter()
+            .filter(|x| x["matched"] == true)
+            .count();
+        assert_eq!(Some(matched as i64), p["All"]["tp"].as_i64(), "{p}");
+    }
+    let dog = &per[0]["candidate_tuples"];
+    assert!(
+        dog.as_array()
+            .expect("tuples")
+            .iter()
+            .any(|x| x["concepts"] == json!([["dog"]]) && x["matched"] == true),
+        "{dog}"
+    );
+    // `explain` without SPICE: no spice section, nothing else changes.
+    let (st, _, b) = app
+        .post(
+            "/v1/score",
+            &json!({"metrics": ["bleu"], "items": items, "explain": true}),
+        )
+        .await;
+    assert_eq!(st, 200, "{b}");
+    assert!(b.get("spice").is_none(), "{b}");
     app.stop().await;
 }

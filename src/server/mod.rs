@@ -100,7 +100,7 @@ pub struct ServeArgs {
     /// Log JSON lines instead of text.
     #[arg(long, env = "CAPSCORE_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
-    /// Where METEOR's data lives, and whether it may be fetched at start-up.
+    /// Where METEOR's and SPICE's data live, and whether they may be fetched at start-up.
     #[command(flatten)]
     pub resources: crate::cli::ResourceArgs,
 }
@@ -344,12 +344,31 @@ pub fn run(cfg: ServeArgs) -> Result<(), String> {
     if meteor.is_none() {
         tracing::warn!(cache = %cfg.resources.dir().display(), "METEOR's data is not loaded: METEOR requests get 503");
     }
-    let state = build_state_full(
-        &cfg,
-        keys,
-        Arc::new(|_| {}),
-        state::Resources::with_meteor(meteor),
-    )?;
+    // SPICE (parser model, lemma exceptions, METEOR's synonyms, shared when METEOR is
+    // loaded): fetched on first use unless --offline; without it SPICE answers 503.
+    let dir = cfg.resources.dir();
+    let mut resources = state::Resources::with_meteor(meteor.clone());
+    if cfg.resources.offline
+        && !(crate::resources::nlp_ready(&dir) && crate::resources::meteor_ready(&dir))
+    {
+        tracing::warn!(cache = %dir.display(), "SPICE's data is not loaded (offline): SPICE requests get 503");
+    } else {
+        match cfg.resources.load_spice(meteor) {
+            Ok(sp) => {
+                tracing::info!(cache = %dir.display(), "SPICE loaded");
+                resources = resources.with_spice(Some(Arc::new(sp)));
+            }
+            Err(e) => {
+                let why = match e {
+                    crate::cli::CliError::Other(m) => m,
+                    e => e.to_string(),
+                };
+                tracing::error!(error = %why, "SPICE unavailable: SPICE requests get 503");
+                resources = resources.mark_missing(crate::engine::Metric::Spice, why);
+            }
+        }
+    }
+    let state = build_state_full(&cfg, keys, Arc::new(|_| {}), resources)?;
     let mut rt = tokio::runtime::Builder::new_multi_thread();
     if cfg.io_threads > 0 {
         rt.worker_threads(cfg.io_threads);

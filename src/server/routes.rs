@@ -80,7 +80,7 @@ pub struct ResultIn {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScoreRequest {
-    /// Metrics: `bleu`, `meteor`, `rouge_l`, `cider_d`, `cider_original` (default: bleu, meteor, rouge_l, cider_d, less any metric whose resources are not loaded).
+    /// Metrics: `bleu`, `meteor`, `rouge_l`, `cider_d`, `cider_original`, `spice` (default: bleu, meteor, rouge_l, cider_d, less any metric whose resources are not loaded; `spice` only when asked for).
     #[serde(default)]
     pub metrics: Option<Vec<String>>,
     /// Images to score, with their references (or without, given `dataset`).
@@ -96,6 +96,11 @@ pub struct ScoreRequest {
     /// Document-frequency source for CIDEr (default `batch`).
     #[serde(default)]
     pub cider_df: Option<CiderDf>,
+    /// With `spice`: list each image's candidate tuples and merged reference tuples with their
+    /// match flags (`spice.per_image[].candidate_tuples` / `reference_tuples`). Default false;
+    /// no other output changes.
+    #[serde(default)]
+    pub explain: Option<bool>,
 }
 
 /// BLEU's pooled statistics.
@@ -125,10 +130,90 @@ pub struct WarningOut {
     pub image_ids: Vec<Value>,
 }
 
+/// One SPICE category: tuple counts and precision, recall, F (null where undefined: the
+/// image has no reference tuples of that category; `All` is never null).
+#[derive(Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct SpicePrf {
+    /// Candidate tuples matching some reference tuple.
+    pub tp: i64,
+    /// Candidate tuples minus `tp`.
+    pub fp: i64,
+    /// Reference tuples minus `tp` (can be negative).
+    #[serde(rename = "fn")]
+    pub fn_: i64,
+    /// Precision.
+    pub precision: Option<f64>,
+    /// Recall (can exceed 1).
+    pub recall: Option<f64>,
+    /// F-measure.
+    pub f: Option<f64>,
+}
+
+/// A scene-graph tuple with its match flag (`explain`).
+#[derive(Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct SpiceTuple {
+    /// Each concept's strings (synonyms merged), in (subject, relation, object) order for
+    /// relations, (object, attribute) for attributes.
+    pub concepts: Vec<Vec<String>>,
+    /// Candidate tuple: matches some reference tuple. Reference tuple: some candidate tuple
+    /// matches it.
+    pub matched: bool,
+}
+
+/// One image's SPICE details.
+#[derive(Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct SpiceImageOut {
+    /// The image id.
+    #[schema(value_type = ImageIdSchema)]
+    pub image_id: Value,
+    /// All tuples (its `f` is the image's `SPICE`).
+    #[serde(rename = "All")]
+    pub all: SpicePrf,
+    /// Objects.
+    #[serde(rename = "Object")]
+    pub object: SpicePrf,
+    /// Attributes.
+    #[serde(rename = "Attribute")]
+    pub attribute: SpicePrf,
+    /// Relations.
+    #[serde(rename = "Relation")]
+    pub relation: SpicePrf,
+    /// Counts (attributes `one`..`ten`).
+    #[serde(rename = "Cardinality")]
+    pub cardinality: SpicePrf,
+    /// Colours.
+    #[serde(rename = "Color")]
+    pub color: SpicePrf,
+    /// Sizes.
+    #[serde(rename = "Size")]
+    pub size: SpicePrf,
+    /// The candidate's tuples (with `explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate_tuples: Option<Vec<SpiceTuple>>,
+    /// The merged references' tuples (with `explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference_tuples: Option<Vec<SpiceTuple>>,
+}
+
+/// SPICE's categories (when SPICE was computed).
+#[derive(Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct SpiceOut {
+    /// Mean F per category (`All`, `Object`, `Attribute`, `Relation`, `Cardinality`, `Color`,
+    /// `Size`) over the images where it is defined (null when it is defined for none).
+    #[schema(value_type = Object, example = json!({"All": 0.21, "Object": 0.39, "Attribute": 0.07, "Relation": 0.05, "Cardinality": 0.0, "Color": 0.11, "Size": 0.04}))]
+    pub aggregate: Value,
+    /// Per image, in the order given.
+    pub per_image: Vec<SpiceImageOut>,
+}
+
 /// Scores: the same keys and numbers as `capscore score`.
 #[derive(Serialize, ToSchema)]
 pub struct ScoreResponse {
-    /// Corpus scores by key (`Bleu_1`..`Bleu_4`, `ROUGE_L`, `CIDEr`, `CIDEr_original`).
+    /// Corpus scores by key (`Bleu_1`..`Bleu_4`, `METEOR`, `ROUGE_L`, `CIDEr`, `CIDEr_original`, `SPICE`).
     #[schema(value_type = Object, example = json!({"Bleu_4": 0.19, "ROUGE_L": 0.41, "CIDEr": 0.63}))]
     pub aggregate: Value,
     /// Per image, in the order given: `image_id` and the scores.
@@ -136,6 +221,8 @@ pub struct ScoreResponse {
     pub per_image: Vec<Value>,
     /// BLEU statistics (when BLEU was computed).
     pub bleu_totals: Option<BleuTotals>,
+    /// SPICE's categories per image and on average (when SPICE was computed).
+    pub spice: Option<SpiceOut>,
     /// Everything that determines the numbers: version, tokenizer, metric variants and
     /// parameters, the document-frequency source (with the dataset's content hash).
     pub signature: String,
@@ -417,9 +504,9 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         metrics: &metrics,
         df: df_table,
         meteor: app.resources.meteor(),
-        spice: None,
+        spice: app.resources.spice(),
         spice_refs: None,
-        explain: false,
+        explain: req.explain.unwrap_or(false),
     };
     let (batch, report) = if cands.is_empty() {
         let batch = Batch::from_items(inline)?;
@@ -442,16 +529,12 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         let batch_label = format!("batch(N={})", batch.items.len());
         let opts = if full && retokenized == 0 {
             Options {
-                metrics: &metrics,
                 df: DfSource::Table {
                     table: &d.df,
                     interner: &d.interner,
                     label: &batch_label,
                 },
-                meteor: app.resources.meteor(),
-                spice: None,
-                spice_refs: None,
-                explain: false,
+                ..opts
             }
         } else {
             opts

@@ -18,6 +18,7 @@ use super::Limits;
 use crate::dataset::Registry;
 use crate::engine::Metric;
 use crate::metrics::meteor::Meteor;
+use crate::spice::Spice;
 
 /// The application state handed to every handler.
 #[derive(Clone)]
@@ -46,14 +47,27 @@ pub struct App {
 /// Whether each metric's external resources are loaded.
 ///
 /// BLEU, ROUGE-L and CIDEr need none. Metrics that need resources (METEOR's paraphrase
-/// tables, SPICE's models) add an arm to [`Resources::status`]; the match is exhaustive so a
-/// new metric cannot be served without a decision here.
-#[derive(Debug, Clone, Default)]
+/// tables, SPICE's parser, lemmas and synonyms) add an arm to [`Resources::status`]; the match
+/// is exhaustive so a new metric cannot be served without a decision here.
+#[derive(Clone, Default)]
 pub struct Resources {
     /// Metrics marked unavailable, with the reason (a failed resource load; tests).
     missing: Vec<(Metric, String)>,
     /// METEOR with its data loaded, when available.
     meteor: Option<Arc<Meteor>>,
+    /// SPICE with its data loaded, when available (sharing METEOR's synonyms when METEOR is
+    /// loaded). Registered datasets cache reference graphs built with it: a server has one.
+    spice: Option<Arc<Spice>>,
+}
+
+impl std::fmt::Debug for Resources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resources")
+            .field("missing", &self.missing)
+            .field("meteor", &self.meteor.is_some())
+            .field("spice", &self.spice.is_some())
+            .finish()
+    }
 }
 
 impl Resources {
@@ -61,21 +75,37 @@ impl Resources {
     pub fn with_missing(missing: impl IntoIterator<Item = (Metric, String)>) -> Resources {
         Resources {
             missing: missing.into_iter().collect(),
-            meteor: None,
+            ..Resources::default()
         }
     }
 
     /// Resources with METEOR loaded (or not).
     pub fn with_meteor(meteor: Option<Arc<Meteor>>) -> Resources {
         Resources {
-            missing: Vec::new(),
             meteor,
+            ..Resources::default()
         }
+    }
+
+    /// These resources with SPICE loaded (or not).
+    pub fn with_spice(self, spice: Option<Arc<Spice>>) -> Resources {
+        Resources { spice, ..self }
+    }
+
+    /// These resources with `m` marked unavailable for `why` (a failed load).
+    pub fn mark_missing(mut self, m: Metric, why: String) -> Resources {
+        self.missing.push((m, why));
+        self
     }
 
     /// The loaded METEOR, if any.
     pub fn meteor(&self) -> Option<&Meteor> {
         self.meteor.as_deref()
+    }
+
+    /// The loaded SPICE, if any.
+    pub fn spice(&self) -> Option<&Spice> {
+        self.spice.as_deref()
     }
 
     /// The metrics computed when a request names none: pycocoevalcap's set, less the metrics
@@ -100,7 +130,11 @@ impl Resources {
                 "METEOR's data is not loaded (start the server without --offline, or run `capscore fetch`)"
                     .to_owned(),
             ),
-            Metric::Spice => Err("SPICE is not served by this server yet".to_owned()),
+            Metric::Spice if self.spice.is_some() => Ok(()),
+            Metric::Spice => Err(
+                "SPICE's data (parser model, lemma exceptions, METEOR's synonyms) is not loaded (start the server without --offline, or run `capscore fetch`)"
+                    .to_owned(),
+            ),
         }
     }
 
