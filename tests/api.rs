@@ -1188,3 +1188,50 @@ async fn spice_via_a_registered_dataset_equals_inline_references() {
     );
     app.stop().await;
 }
+
+/// The response body is byte for byte the engine's report through `Report::to_json` (the
+/// route serializes the report directly), SPICE section and `explain` tuples included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn response_bytes_are_the_reports_json() {
+    let app = spawn_app().await;
+    let refs = read_json("coco/edge/combined/refs.json");
+    let cands = read_json("coco/edge/combined/cands.json");
+    let (batch, items) = inline_items(&refs, &cands);
+    let metrics = [
+        Metric::Bleu,
+        Metric::Meteor,
+        Metric::RougeL,
+        Metric::CiderD,
+        Metric::Spice,
+    ];
+    let (meteor, spice) = (meteor(), spice());
+    let opts = capscore::engine::Options {
+        metrics: &metrics,
+        df: capscore::engine::DfSource::Batch,
+        meteor: Some(&meteor),
+        spice: Some(&spice),
+        spice_refs: None,
+        explain: true,
+    };
+    let want = serde_json::to_vec(
+        &capscore::engine::score(&batch, &opts)
+            .expect("score")
+            .to_json(),
+    )
+    .expect("json");
+    let body = json!({"metrics": ["bleu", "meteor", "rouge_l", "cider_d", "spice"], "items": items, "explain": true});
+    let res = app
+        .client
+        .post(app.url("/v1/score"))
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 200);
+    let got = res.bytes().await.expect("body");
+    assert!(
+        got[..] == want[..],
+        "response bytes differ from the report's JSON"
+    );
+    app.stop().await;
+}

@@ -561,7 +561,9 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
     for m in &metrics {
         telemetry::items_scored(m.name(), batch.items.len());
     }
-    serde_json::to_vec(&report.to_json()).map_err(ApiError::internal)
+    // The report's own `Serialize` (the same bytes as through `to_json`, key order preserved),
+    // without building a JSON tree first.
+    serde_json::to_vec(&report).map_err(ApiError::internal)
 }
 
 /// Score candidate captions.
