@@ -4,7 +4,10 @@
 //! On registration the references are tokenized as ONE stream in file order (as pycocoevalcap
 //! would tokenize the whole set), interned against a dataset vocabulary, and the CIDEr
 //! document-frequency table (over the images that have references) and every reference's CIDEr
-//! vector under that table are built. Later metrics add their own per-dataset caches here.
+//! vector under that table are built. Later metrics add their own per-dataset caches here:
+//! SPICE's merged reference graph of an image is built the first time a SPICE request needs
+//! it ([`Dataset::spice_refs`]) and kept with the dataset (images whose references a subset
+//! re-tokenizes get graphs of their own, per request).
 //!
 //! Tokenizer lookahead (spec COCO §3.6): a caption's tokenization can depend on the captions
 //! that follow it in the stream. Within an image, a reference followed by a reference that
@@ -27,7 +30,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -36,6 +39,8 @@ use sha2::{Digest, Sha256};
 use crate::corpus::{DfTable, Interner, SentenceNgrams, Vocab};
 use crate::engine::{DfSource, PreparedRefs};
 use crate::input::{Batch, ErrorCode, ImageId, ImageKey, InputError, References};
+use crate::metrics::spice::{SceneGraph, Tuple};
+use crate::spice::Spice;
 use crate::text::{ptb, split_py_whitespace};
 
 /// Version of the on-disk format.
@@ -95,6 +100,9 @@ pub struct Dataset {
     pub df_label: String,
     /// An interner over `vocab` (ids agree with `ids` and `df`).
     pub interner: Interner,
+    /// SPICE's merged reference graph per image (dataset order), from `tokenized`; each built
+    /// when a request first needs it ([`Dataset::spice_refs`]).
+    spice_graphs: Vec<OnceLock<SceneGraph>>,
 }
 
 /// Canonical content hash of a reference set.
@@ -132,6 +140,7 @@ impl Dataset {
             ));
         }
         let sha256 = content_sha256(&refs);
+        let image_count = refs.len();
         let flat: Vec<&str> = refs
             .images
             .iter()
@@ -168,7 +177,77 @@ impl Dataset {
             df,
             df_label,
             interner: base_interner,
+            spice_graphs: std::iter::repeat_with(OnceLock::new)
+                .take(image_count)
+                .collect(),
         })
+    }
+
+    /// SPICE's merged reference graphs for `batch` (assembled against this dataset: items in
+    /// dataset order), in evaluation order, with how many came from the cache. `refs_tok` are
+    /// the batch's tokenized references from [`Dataset::prepare`].
+    ///
+    /// An image whose references are tokenized as in the dataset stream (`tokenized`) gets the
+    /// cached graph, built with `sp` the first time a request needs it and kept: a later
+    /// submission only parses its candidates. An image with a reference re-tokenized for this
+    /// subset's context gets a graph of its own, built from `refs_tok` and not cached. Either
+    /// way the graph is the one the engine would build from `refs_tok`. A server has one
+    /// [`Spice`]; the cache assumes every call passes that one. `None` when an item's image is
+    /// not in the dataset or `refs_tok` does not match the batch.
+    ///
+    /// No lock is held while building (callers run on the rayon pool, where a thread waiting
+    /// for a parallel build can pick up another request's job): concurrent requests may build
+    /// the same image's graph; the first stored is kept (they are equal).
+    pub fn spice_refs(
+        &self,
+        sp: &Spice,
+        batch: &Batch,
+        refs_tok: &[Vec<String>],
+    ) -> Option<(Vec<SceneGraph>, usize)> {
+        let positions: Vec<usize> = batch
+            .items
+            .iter()
+            .map(|i| self.references.position(&i.image_id.key))
+            .collect::<Option<_>>()?;
+        if refs_tok.len() != positions.len() {
+            return None;
+        }
+        // Items to parse: (item, whether its graph is the cached kind).
+        let todo: Vec<(usize, bool)> = positions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &p)| {
+                let cacheable = refs_tok[i] == self.tokenized[p];
+                (!cacheable || self.spice_graphs[p].get().is_none()).then_some((i, cacheable))
+            })
+            .collect();
+        let mut own: Vec<Option<SceneGraph>> = vec![None; positions.len()];
+        let mut reused = positions.len();
+        if !todo.is_empty() {
+            let flat: Vec<&str> = todo
+                .iter()
+                .flat_map(|&(i, _)| refs_tok[i].iter().map(String::as_str))
+                .collect();
+            let mut tuples = sp.tuples(&flat).into_iter();
+            let grouped: Vec<Vec<Vec<Tuple>>> = todo
+                .iter()
+                .map(|&(i, _)| tuples.by_ref().take(refs_tok[i].len()).collect())
+                .collect();
+            for (&(i, cacheable), g) in todo.iter().zip(sp.reference_graphs(&grouped)) {
+                if cacheable {
+                    let _ = self.spice_graphs[positions[i]].set(g);
+                } else {
+                    own[i] = Some(g);
+                }
+            }
+            reused -= todo.len();
+        }
+        let graphs = own
+            .into_par_iter()
+            .zip(positions.par_iter())
+            .map(|(g, &p)| g.or_else(|| self.spice_graphs[p].get().cloned()))
+            .collect::<Option<Vec<_>>>()?;
+        Some((graphs, reused))
     }
 
     /// True when `batch` (assembled against this dataset) holds every image that has

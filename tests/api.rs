@@ -1087,3 +1087,151 @@ async fn spice_explain_lists_tuples_and_changes_nothing_else() {
     assert!(b.get("spice").is_none(), "{b}");
     app.stop().await;
 }
+
+/// A registered dataset serves SPICE from its cached reference graphs: the same numbers as the
+/// references sent inline, on the whole set (the first request builds the graphs, later ones
+/// reuse them) and on subsets, including subsets whose tail references are re-tokenized for
+/// their context (those images get graphs of their own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spice_via_a_registered_dataset_equals_inline_references() {
+    let app = spawn_app().await;
+    let counter = |text: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with("capscore_spice_cached_reference_graphs_total"))
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let metrics_text = || async {
+        app.client
+            .get(app.url("/metrics"))
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text")
+    };
+    let before = counter(&metrics_text().await);
+    let subsets_of = |all: &[Value]| -> Vec<Vec<Value>> {
+        vec![
+            all.to_vec(),
+            all.to_vec(),
+            all.iter().step_by(3).cloned().collect(),
+            all.iter().skip(1).step_by(2).cloned().collect(),
+            vec![all[4].clone()],
+            vec![all[all.len() - 1].clone(), all[0].clone()],
+            all.iter().rev().take(7).cloned().collect(),
+        ]
+    };
+    let mut sets: Vec<(&str, Value, Vec<Vec<Value>>)> = Vec::new();
+    for (name, set) in [
+        ("edge", "coco/edge/combined"),
+        ("fakecap", "coco/fakecap_val2017"),
+    ] {
+        let cands = read_json(&format!("{set}/cands.json"));
+        let subsets = subsets_of(cands.as_array().expect("list"));
+        sets.push((name, read_json(&format!("{set}/refs.json")), subsets));
+    }
+    // Tail references on the tokenizer's lookahead classes (as in the dataset unit tests):
+    // every subset, e.g. {1, 3} re-tokenizes "Street sign CTH D.".
+    let refs = json!({
+        "1": ["A sign at 8th Ave/CTH D.", "Street sign CTH D."],
+        "2": ["a wax head on a shelf", "Cakes, cookies etc."],
+        "3": ["", " A tan dog runs.", "Mr. Smith at the U.S."],
+        "4": ["A tan dog sits", "   ", "art."],
+        "5": ["(a) dog K.", "\"quoted\" dog"]
+    });
+    let cands = [
+        "a street sign at the corner",
+        "cakes and cookies on a shelf",
+        "a brown dog running",
+        "a dog sitting on the floor",
+        "a dog with a sign",
+    ];
+    let subsets = (1u32..32)
+        .map(|mask| {
+            (0..5)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| json!({"image_id": i + 1, "caption": cands[i]}))
+                .collect()
+        })
+        .collect();
+    sets.push(("lookahead", refs, subsets));
+    for (name, refs, subsets) in &sets {
+        let (st, _, info) = app.put(&format!("/v1/datasets/{name}"), refs).await;
+        assert_eq!(st, 201, "{info}");
+        for (k, sub) in subsets.iter().enumerate() {
+            let sub = Value::Array(sub.clone());
+            for metrics in [json!(["spice"]), json!(["bleu", "cider_d", "spice"])] {
+                let (_, items) = inline_items(refs, &sub);
+                let (st, _, inline) = app
+                    .post("/v1/score", &json!({"metrics": metrics, "items": items}))
+                    .await;
+                assert_eq!(st, 200, "{inline}");
+                let (st, _, via) = app
+                    .post(
+                        "/v1/score",
+                        &json!({"metrics": metrics, "dataset": name, "results": sub}),
+                    )
+                    .await;
+                assert_eq!(st, 200, "{via}");
+                assert!(via["aggregate"]["SPICE"].as_f64().is_some(), "{via}");
+                same_spice_report(&inline, &via, &format!("{name} subset {k} {metrics}"));
+            }
+        }
+    }
+    let after = counter(&metrics_text().await);
+    assert!(
+        after > before,
+        "the dataset's cached graphs were never used"
+    );
+    app.stop().await;
+}
+
+/// The response body is byte for byte the engine's report through `Report::to_json` (the
+/// route serializes the report directly), SPICE section and `explain` tuples included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn response_bytes_are_the_reports_json() {
+    let app = spawn_app().await;
+    let refs = read_json("coco/edge/combined/refs.json");
+    let cands = read_json("coco/edge/combined/cands.json");
+    let (batch, items) = inline_items(&refs, &cands);
+    let metrics = [
+        Metric::Bleu,
+        Metric::Meteor,
+        Metric::RougeL,
+        Metric::CiderD,
+        Metric::Spice,
+    ];
+    let (meteor, spice) = (meteor(), spice());
+    let opts = capscore::engine::Options {
+        metrics: &metrics,
+        df: capscore::engine::DfSource::Batch,
+        meteor: Some(&meteor),
+        spice: Some(&spice),
+        spice_refs: None,
+        explain: true,
+    };
+    let want = serde_json::to_vec(
+        &capscore::engine::score(&batch, &opts)
+            .expect("score")
+            .to_json(),
+    )
+    .expect("json");
+    let body = json!({"metrics": ["bleu", "meteor", "rouge_l", "cider_d", "spice"], "items": items, "explain": true});
+    let res = app
+        .client
+        .post(app.url("/v1/score"))
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 200);
+    let got = res.bytes().await.expect("body");
+    assert!(
+        got[..] == want[..],
+        "response bytes differ from the report's JSON"
+    );
+    app.stop().await;
+}

@@ -500,6 +500,7 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         (Some(d), CiderDf::Dataset) => d.df_source(),
         _ => DfSource::Batch,
     };
+    let want_spice = metrics.contains(&Metric::Spice);
     let opts = Options {
         metrics: &metrics,
         df: df_table,
@@ -527,7 +528,13 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
             .prepare(&batch, cider_df == CiderDf::Dataset || full)
             .ok_or_else(|| ApiError::internal("batch does not match its dataset"))?;
         let batch_label = format!("batch(N={})", batch.items.len());
-        let opts = if full && retokenized == 0 {
+        // SPICE's reference graphs from the dataset's cache (built per image on first use; an
+        // image with a reference re-tokenized for this subset gets its own graph).
+        let spice_refs = match app.resources.spice() {
+            Some(sp) if want_spice => d.spice_refs(sp, &batch, &refs_tok),
+            _ => None,
+        };
+        let mut opts = if full && retokenized == 0 {
             Options {
                 df: DfSource::Table {
                     table: &d.df,
@@ -539,6 +546,10 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         } else {
             opts
         };
+        if let Some((graphs, reused)) = &spice_refs {
+            opts.spice_refs = Some(graphs);
+            telemetry::spice_cached_refs(*reused);
+        }
         let cand_text: Vec<&str> = batch.items.iter().map(|i| i.candidate.as_str()).collect();
         let tok = Tokenized {
             candidates: ptb::tokenize_stream(&cand_text),
@@ -550,7 +561,9 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
     for m in &metrics {
         telemetry::items_scored(m.name(), batch.items.len());
     }
-    serde_json::to_vec(&report.to_json()).map_err(ApiError::internal)
+    // The report's own `Serialize` (the same bytes as through `to_json`, key order preserved),
+    // without building a JSON tree first.
+    serde_json::to_vec(&report).map_err(ApiError::internal)
 }
 
 /// Score candidate captions.

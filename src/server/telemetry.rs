@@ -54,6 +54,11 @@ pub fn items_scored(metric: &'static str, n: usize) {
     metrics::counter!("capscore_items_scored_total", "metric" => metric).increment(n as u64);
 }
 
+/// Counts items whose SPICE reference graphs came from a registered dataset's cache.
+pub fn spice_cached_refs(n: usize) {
+    metrics::counter!("capscore_spice_cached_reference_graphs_total").increment(n as u64);
+}
+
 /// Middleware: request count and latency per matched route, method and status.
 pub async fn track(req: Request, next: Next) -> Response {
     let start = Instant::now();
