@@ -290,6 +290,9 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     .map_err(|e| CliError::Other(e.to_string()))?;
     text.push('\n');
     engine::phase("serialize");
+    // Tens of thousands of small allocations: freed on a helper thread while the output is
+    // written.
+    drop_in_background((batch, tok, report));
     match &a.out {
         Some(path) => crate::dataset::write_atomically(path, text.as_bytes())
             .map_err(|e| CliError::Other(format!("cannot write {}: {e}", path.display())))
@@ -298,6 +301,12 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
             .write_all(text.as_bytes())
             .map_err(|e| CliError::Other(e.to_string())),
     }
+}
+
+/// Drops `value` on a helper thread (or here, if no thread can be started): the caller does
+/// not wait for its memory to be freed.
+fn drop_in_background<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new().spawn(move || drop(value));
 }
 
 /// Prefixes an input error with the option it came from (once: JSON errors already carry it).

@@ -305,10 +305,24 @@ const ID_SHIFT: u32 = PART_BITS + 1;
 /// Images per chunk (fixed, so that ids do not depend on the number of threads).
 const CHUNK_IMAGES: usize = 64;
 
-/// The n-gram id of `local` in `part`.
+/// Local ids (per partition, and word ids for unigrams) stay below this, so that
+/// `local << ID_SHIFT | part` fits in a `u32`.
+const MAX_LOCAL: usize = 1 << (32 - ID_SHIFT);
+
+/// The n-gram id of `local` (below [`MAX_LOCAL`]) in `part`.
 #[inline]
-fn gram_id(local: usize, part: usize) -> u32 {
-    u32::try_from(local << ID_SHIFT | part).expect("fewer than 2^27 distinct n-grams per order")
+fn gram_id(local: u32, part: usize) -> u32 {
+    local << ID_SHIFT | part as u32
+}
+
+/// The next local id of a partition whose ids so far number `len`.
+#[inline]
+fn next_local(len: usize) -> u32 {
+    assert!(
+        len < MAX_LOCAL,
+        "fewer than 2^27 distinct n-grams per partition"
+    );
+    len as u32
 }
 
 /// An n-gram key for batch interning: the packed word ids of the n-gram.
@@ -350,9 +364,6 @@ impl<K: GramKey> GramTable<K> {
     /// The id of `key`; a new key gets `new()`.
     #[inline]
     fn get_or_insert(&mut self, key: K, new: impl FnOnce() -> u32) -> u32 {
-        if (self.len + 1) * 2 > self.slots.len() {
-            self.grow();
-        }
         let mask = self.slots.len() - 1;
         let mut s = key.slot(self.shift);
         loop {
@@ -361,6 +372,10 @@ impl<K: GramKey> GramTable<K> {
                 return id;
             }
             if k == K::EMPTY {
+                if (self.len + 1) * 2 > self.slots.len() {
+                    self.grow();
+                    return self.get_or_insert(key, new);
+                }
                 let id = new();
                 self.slots[s] = (key, id);
                 self.len += 1;
@@ -479,31 +494,111 @@ fn is_ascii_py_whitespace(b: u8) -> bool {
     matches!(b, b'\t'..=b'\r' | 0x1C..=b' ')
 }
 
-/// Calls `f` on each word of `s` split as Python's `str.split()` splits (spec COCO §3.4), and
-/// returns [`space_split_is_word_split`]`(s)`.
+/// Calls `f` on each word of `s` split as Python's `str.split()` splits (spec COCO §3.4), with
+/// the word's first 8 bytes (see [`word_prefix`]), and returns
+/// [`space_split_is_word_split`]`(s)`.
 #[inline]
-fn split_words<'a>(s: &'a str, mut f: impl FnMut(&'a str)) -> bool {
+fn split_words<'a>(s: &'a str, mut f: impl FnMut(&'a str, u64)) -> bool {
     if !s.is_ascii() {
-        crate::text::split_py_whitespace(s).for_each(f);
+        crate::text::split_py_whitespace(s).for_each(|w| f(w, word_prefix(w.as_bytes())));
         return space_split_is_word_split(s);
     }
     let b = s.as_bytes();
     let mut start = 0;
+    let mut prefix = 0u64;
     // Same split on U+0020: every separator is one U+0020 between two words.
     let mut same = true;
     for (i, &c) in b.iter().enumerate() {
         if is_ascii_py_whitespace(c) {
             same &= c == b' ' && start < i;
             if start < i {
-                f(&s[start..i]);
+                f(&s[start..i], prefix);
             }
             start = i + 1;
+            prefix = 0;
+        } else if i - start < 8 {
+            prefix |= u64::from(c) << (8 * (i - start));
         }
     }
     if start < b.len() {
-        f(&s[start..]);
+        f(&s[start..], prefix);
     }
     same && start < b.len()
+}
+
+/// The first 8 bytes of a word, little-endian, zero-padded.
+fn word_prefix(w: &[u8]) -> u64 {
+    let mut buf = [0u8; 8];
+    let n = w.len().min(8);
+    buf[..n].copy_from_slice(&w[..n]);
+    u64::from_le_bytes(buf)
+}
+
+/// A chunk's word -> local id table: open addressing on (first 8 bytes, length), so that
+/// short words (nearly all) compare without touching their text.
+struct LocalVocab<'a> {
+    /// (prefix, length, id); length `u32::MAX` marks an empty slot.
+    slots: Vec<(u64, u32, u32)>,
+    words: Vec<&'a str>,
+    shift: u32,
+}
+
+impl<'a> LocalVocab<'a> {
+    const EMPTY: u32 = u32::MAX;
+
+    fn new() -> LocalVocab<'a> {
+        LocalVocab {
+            slots: vec![(0, LocalVocab::EMPTY, 0); 1024],
+            words: Vec::new(),
+            shift: 64 - 10,
+        }
+    }
+
+    #[inline]
+    fn slot(&self, prefix: u64, len: u32) -> usize {
+        (prefix
+            .wrapping_add(u64::from(len))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            >> self.shift) as usize
+    }
+
+    /// The local id of `w` (whose first 8 bytes are `prefix`), assigned on first use.
+    #[inline]
+    fn id(&mut self, w: &'a str, prefix: u64) -> u32 {
+        let len = u32::try_from(w.len()).unwrap_or(LocalVocab::EMPTY - 1);
+        let mask = self.slots.len() - 1;
+        let mut s = self.slot(prefix, len);
+        loop {
+            let (p, l, id) = self.slots[s];
+            if l == LocalVocab::EMPTY {
+                if (self.words.len() + 1) * 2 > self.slots.len() {
+                    self.grow();
+                    return self.id(w, prefix);
+                }
+                let id = self.words.len() as u32;
+                self.words.push(w);
+                self.slots[s] = (prefix, len, id);
+                return id;
+            }
+            if p == prefix && l == len && (len <= 8 || self.words[id as usize] == w) {
+                return id;
+            }
+            s = (s + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = self.slots.len() * 2;
+        let old = std::mem::replace(&mut self.slots, vec![(0, LocalVocab::EMPTY, 0); size]);
+        self.shift -= 1;
+        for e in old.into_iter().filter(|e| e.1 != LocalVocab::EMPTY) {
+            let mut s = self.slot(e.0, e.1);
+            while self.slots[s].1 != LocalVocab::EMPTY {
+                s = (s + 1) & (size - 1);
+            }
+            self.slots[s] = e;
+        }
+    }
 }
 
 /// True when splitting `s` on U+0020 (ROUGE-L) gives the same words as splitting it on
@@ -536,11 +631,12 @@ struct WordChunk {
     /// ROUGE-L words of the captions whose U+0020 split differs from their word split, by
     /// chunk-local caption index (ascending).
     rouge_words: Vec<(u32, Vec<u32>)>,
-    /// Per caption, offset of its windows (orders 2..=4, order-major) in `win_ids`; one more
-    /// entry at the end. Empty when n-grams were not requested.
-    win_off: Vec<u32>,
-    /// N-gram id of each window.
-    win_ids: Vec<u32>,
+    /// Partition of each n-gram window of orders 2..=4 (captions in turn, each order-major).
+    /// Empty when n-grams were not requested.
+    win_part: Vec<u8>,
+    /// Per partition, the n-gram ids of the reference windows in that partition, in window
+    /// order; then the same for the candidate windows.
+    win_ids: [Vec<Vec<u32>>; 2],
 }
 
 impl WordChunk {
@@ -605,7 +701,7 @@ impl BatchWords {
             .par_iter()
             .map(|&(a, b)| {
                 let caps = &captions[img_start[a]..img_start[b]];
-                let mut map: FxHashMap<&str, u32> = FxHashMap::default();
+                let mut vocab = LocalVocab::new();
                 let mut lw = LocalWords {
                     vocab: Vec::new(),
                     words: Vec::new(),
@@ -616,12 +712,8 @@ impl BatchWords {
                 for (k, c) in caps.iter().enumerate() {
                     lw.word_off.push(lw.words.len() as u32);
                     let same = match c.ids {
-                        None => split_words(c.text, |w| {
-                            let id = *map.entry(w).or_insert_with(|| {
-                                lw.vocab.push(w);
-                                (lw.vocab.len() - 1) as u32
-                            });
-                            lw.words.push(id);
+                        None => split_words(c.text, |w, prefix| {
+                            lw.words.push(vocab.id(w, prefix));
                         }),
                         Some(ids) => {
                             let max = ids.iter().max().map_or(0, |&m| m.saturating_add(1));
@@ -633,6 +725,7 @@ impl BatchWords {
                         lw.special.push(k as u32);
                     }
                 }
+                lw.vocab = vocab.words;
                 lw.word_off.push(lw.words.len() as u32);
                 lw
             })
@@ -710,14 +803,40 @@ impl BatchWords {
         self.idf[(id & ((1 << ID_SHIFT) - 1)) as usize][(id >> ID_SHIFT) as usize]
     }
 
-    /// The n-gram counts (requires `grams` at build) of the candidate (index 0) and references
-    /// (1..) of image `j` of chunk `c`, built in `buf`.
-    pub fn image_grams<'b>(&self, c: usize, j: usize, buf: &'b mut GramBuf) -> Vec<Grams<'b>> {
-        let ch = &self.chunks[c];
+    /// Reads the n-gram counts of the images of chunk `c`, in order (requires `grams` at
+    /// build).
+    pub fn chunk_grams(&self, c: usize) -> ChunkGrams<'_> {
+        ChunkGrams {
+            ch: &self.chunks[c],
+            j: 0,
+            win: 0,
+            cursors: [[0; PARTS]; 2],
+        }
+    }
+}
+
+/// Reads the n-gram counts of the images of a chunk, in order: each window's id is the next
+/// unread id of its partition (the partitions list them in window order).
+pub struct ChunkGrams<'w> {
+    ch: &'w WordChunk,
+    j: usize,
+    win: usize,
+    cursors: [[usize; PARTS]; 2],
+}
+
+impl ChunkGrams<'_> {
+    /// The n-gram counts of the next image: its candidate (index 0) and references (1..),
+    /// built in `buf`.
+    pub fn next_image<'b>(&mut self, buf: &'b mut GramBuf) -> Vec<Grams<'b>> {
+        let ch = self.ch;
+        let j = self.j;
+        self.j += 1;
         buf.ids.clear();
         buf.counts.clear();
         buf.spans.clear();
         for k in ch.img_cap[j] as usize..ch.img_cap[j + 1] as usize {
+            let side = usize::from(k != ch.img_cap[j] as usize);
+            let (ids, cursors) = (&ch.win_ids[1 - side], &mut self.cursors[1 - side]);
             let words = ch.words(k);
             let begin = buf.ids.len() as u32;
             let mut ends = [0u32; MAX_ORDER];
@@ -726,12 +845,16 @@ impl BatchWords {
                 *id = *id << ID_SHIFT | UNIGRAMS as u32;
             }
             ends[0] = buf.ids.len() as u32;
-            let wins = &ch.win_ids[ch.win_off[k] as usize..ch.win_off[k + 1] as usize];
-            let mut at = 0usize;
             for n in 2..=MAX_ORDER {
                 let len = (words.len() + 1).saturating_sub(n);
-                push_id_counts(&wins[at..at + len], &mut buf.ids, &mut buf.counts);
-                at += len;
+                buf.window.clear();
+                for &p in &ch.win_part[self.win..self.win + len] {
+                    let p = p as usize;
+                    buf.window.push(ids[p][cursors[p]]);
+                    cursors[p] += 1;
+                }
+                self.win += len;
+                push_id_counts(&buf.window, &mut buf.ids, &mut buf.counts);
                 ends[n - 1] = buf.ids.len() as u32;
             }
             buf.spans.push((begin, ends, words.len() as u32));
@@ -769,11 +892,9 @@ impl Parts<'_, '_> {
         grams: Option<(IdfSource<'_>, u32)>,
     ) -> BatchWords {
         use rayon::prelude::*;
-        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-        // Batch word ids and, per partition, (key, window slot) of the reference windows
-        // (image order) and of the candidate windows; in parallel over chunks.
+        // Batch word ids and the n-gram windows by partition, in parallel over chunks.
         let with_grams = grams.is_some();
-        let (chunks, buckets): (Vec<WordChunk>, Vec<ChunkWindows<K>>) = locals
+        let (chunks, windows): (Vec<WordChunk>, Vec<ChunkWindows<K>>) = locals
             .into_par_iter()
             .zip(maps)
             .zip(rouge_words)
@@ -805,15 +926,19 @@ impl Parts<'_, '_> {
                     word_off,
                     words,
                     rouge_words,
-                    win_off: Vec::new(),
-                    win_ids: Vec::new(),
+                    win_part: Vec::new(),
+                    win_ids: [Vec::new(), Vec::new()],
                 };
-                let buckets = if with_grams {
+                let windows = if with_grams {
                     windows::<K>(&mut ch)
                 } else {
-                    (Vec::new(), Vec::new())
+                    ChunkWindows {
+                        refs: Vec::new(),
+                        cands: Vec::new(),
+                        ref_end: Vec::new(),
+                    }
                 };
-                (ch, buckets)
+                (ch, windows)
             })
             .unzip();
         let Some((idf, bound)) = grams else {
@@ -830,58 +955,67 @@ impl Parts<'_, '_> {
             ),
             IdfSource::Table(t) => ((t.doc_count() as f64).ln(), Vec::new()),
         };
-        // N-gram ids and weights, in parallel over the partitions (and the unigrams). Ids are
-        // written into the chunks' window slots: each slot by exactly one partition.
-        let slots: Vec<Vec<AtomicU32>> = chunks
-            .iter()
-            .map(|ch| {
-                let total = ch.win_off.last().map_or(0, |&t| t as usize);
-                (0..total).map(|_| AtomicU32::new(0)).collect()
-            })
-            .collect();
-        let idf_parts: Vec<Vec<f64>> = (0..=UNIGRAMS)
+        // N-gram ids and weights, in parallel over the partitions (and the unigrams): per
+        // partition and chunk, the ids of its reference windows and of its candidate windows,
+        // in window order.
+        type PartIds = (Vec<Vec<u32>>, Vec<Vec<u32>>, Vec<f64>);
+        let parts: Vec<PartIds> = (0..=UNIGRAMS)
             .into_par_iter()
             .map(|p| {
                 if p == UNIGRAMS {
-                    return unigram_idf(&chunks, bound, idf, ref_len, &ln);
+                    let idf = unigram_idf(&chunks, bound, idf, ref_len, &ln);
+                    return (Vec::new(), Vec::new(), idf);
                 }
-                let total: usize = buckets.iter().map(|b| b.0[p].len()).sum();
-                let mut map: GramTable<K> = GramTable::with_capacity(total / 2);
-                let mut df: Vec<u32> = Vec::with_capacity(total / 2);
-                let mut last: Vec<u32> = Vec::with_capacity(total / 2);
-                for ((ch, (refs, _)), slots) in chunks.iter().zip(&buckets).zip(&slots) {
-                    // Image j's reference windows end where image j + 1's candidate starts.
-                    let mut j = 0usize;
-                    let mut end = ch.win_off[ch.img_cap[1] as usize];
-                    for &(key, slot) in &refs[p] {
-                        while slot >= end {
-                            j += 1;
-                            end = ch.win_off[ch.img_cap[j + 1] as usize];
-                        }
+                let total: usize = windows
+                    .iter()
+                    .map(|w| w.refs[p].len() + w.cands[p].len())
+                    .sum();
+                // At most `total` distinct n-grams: the table never grows.
+                let mut map: GramTable<K> = GramTable::with_capacity(total);
+                let mut df: Vec<u32> = Vec::with_capacity(total);
+                let mut last: Vec<u32> = Vec::with_capacity(total);
+                let mut ref_ids = Vec::with_capacity(chunks.len());
+                for (ch, w) in chunks.iter().zip(&windows) {
+                    let keys = &w.refs[p];
+                    let mut out = Vec::with_capacity(keys.len());
+                    let mut at = 0usize;
+                    for (j, ends) in w.ref_end.iter().enumerate() {
                         let img = (ch.first_img + j) as u32;
-                        let id = map.get_or_insert(key, || {
-                            df.push(0);
-                            last.push(u32::MAX);
-                            (df.len() - 1) as u32
-                        }) as usize;
-                        if last[id] != img {
-                            last[id] = img;
-                            df[id] += 1;
+                        let end = ends[p] as usize;
+                        for &key in &keys[at..end] {
+                            let id = map.get_or_insert(key, || {
+                                df.push(0);
+                                last.push(u32::MAX);
+                                next_local(df.len() - 1)
+                            });
+                            let i = id as usize;
+                            if last[i] != img {
+                                last[i] = img;
+                                df[i] += 1;
+                            }
+                            out.push(gram_id(id, p));
                         }
-                        slots[slot as usize].store(gram_id(id, p), Relaxed);
+                        at = end;
                     }
+                    ref_ids.push(out);
                 }
                 drop(last);
-                for ((_, cands), slots) in buckets.iter().zip(&slots) {
-                    for &(key, slot) in &cands[p] {
-                        let id = map.get_or_insert(key, || {
-                            df.push(0);
-                            (df.len() - 1) as u32
-                        }) as usize;
-                        slots[slot as usize].store(gram_id(id, p), Relaxed);
-                    }
-                }
-                match idf {
+                let cand_ids = windows
+                    .iter()
+                    .map(|w| {
+                        w.cands[p]
+                            .iter()
+                            .map(|&key| {
+                                let id = map.get_or_insert(key, || {
+                                    df.push(0);
+                                    next_local(df.len() - 1)
+                                });
+                                gram_id(id, p)
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let idf = match idf {
                     IdfSource::Batch => df.iter().map(|&d| ref_len - ln[d as usize]).collect(),
                     IdfSource::Table(t) => {
                         let mut out = vec![0.0; df.len()];
@@ -890,18 +1024,22 @@ impl Parts<'_, '_> {
                         }
                         out
                     }
-                }
+                };
+                (ref_ids, cand_ids, idf)
             })
             .collect();
-        drop(buckets);
-        let chunks = chunks
-            .into_iter()
-            .zip(slots)
-            .map(|(mut ch, slots)| {
-                ch.win_ids = slots.into_iter().map(AtomicU32::into_inner).collect();
-                ch
-            })
-            .collect();
+        drop(windows);
+        let mut chunks = chunks;
+        let mut idf_parts = Vec::with_capacity(parts.len());
+        for (ref_ids, cand_ids, idf) in parts {
+            for (ch, ids) in chunks.iter_mut().zip(ref_ids) {
+                ch.win_ids[0].push(ids);
+            }
+            for (ch, ids) in chunks.iter_mut().zip(cand_ids) {
+                ch.win_ids[1].push(ids);
+            }
+            idf_parts.push(idf);
+        }
         BatchWords {
             chunks,
             idf: idf_parts,
@@ -909,58 +1047,72 @@ impl Parts<'_, '_> {
     }
 }
 
-/// Per partition, (n-gram key, window slot) pairs.
-type Buckets<K> = Vec<Vec<(K, u32)>>;
+/// A chunk's n-gram windows (orders 2..=4) by partition.
+struct ChunkWindows<K> {
+    /// Per partition, the keys of the reference windows, in window order.
+    refs: Vec<Vec<K>>,
+    /// Per partition, the keys of the candidate windows, in window order.
+    cands: Vec<Vec<K>>,
+    /// Per image, where its reference windows end in each partition.
+    ref_end: Vec<[u32; PARTS]>,
+}
 
-/// A chunk's reference windows and candidate windows, by partition.
-type ChunkWindows<K> = (Buckets<K>, Buckets<K>);
-
-/// Lists the windows (orders 2..=4) of a chunk's captions: sets `win_off` and returns, per
-/// partition, (key, slot) of the reference windows and of the candidate windows, in caption
-/// order.
+/// Lists the windows (orders 2..=4) of a chunk's captions by partition, and records the
+/// partition of each window in `win_part`.
 fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
     let caps = ch.word_off.len() - 1;
-    let mut win_off = Vec::with_capacity(caps + 1);
     let (mut total, mut cand_total) = (0usize, 0usize);
     let mut is_cand = ch.img_cap.iter().peekable();
     for k in 0..caps {
-        win_off.push(total as u32);
         let count = window_count((ch.word_off[k + 1] - ch.word_off[k]) as usize);
         if is_cand.next_if(|&&c| c as usize == k).is_some() {
             cand_total += count;
         }
         total += count;
     }
-    win_off.push(total as u32);
     // Room for an even spread over the partitions, plus a margin.
     let room = |t: usize| t / PARTS + t / (4 * PARTS) + 4;
-    let mut refs: Vec<Vec<(K, u32)>> = (0..PARTS)
-        .map(|_| Vec::with_capacity(room(total - cand_total)))
-        .collect();
-    let mut cands: Vec<Vec<(K, u32)>> = (0..PARTS)
-        .map(|_| Vec::with_capacity(room(cand_total)))
-        .collect();
+    let mut w = ChunkWindows {
+        refs: (0..PARTS)
+            .map(|_| Vec::with_capacity(room(total - cand_total)))
+            .collect(),
+        cands: (0..PARTS)
+            .map(|_| Vec::with_capacity(room(cand_total)))
+            .collect(),
+        ref_end: Vec::with_capacity(ch.images()),
+    };
+    let mut win_part = Vec::with_capacity(total);
     let mut keys: Vec<K> = Vec::new();
-    let mut is_cand = ch.img_cap.iter().peekable();
-    for (k, &start) in win_off[..caps].iter().enumerate() {
-        let cand = is_cand.next_if(|&&c| c as usize == k).is_some();
-        let w = ch.words(k);
-        let out = if cand { &mut cands } else { &mut refs };
-        let mut slot = start;
-        // keys[j]: the window of the current order starting at word j.
-        keys.clear();
-        keys.extend(w.iter().map(|&x| K::unigram(x)));
-        for n in 1..MAX_ORDER {
-            for j in 0..w.len().saturating_sub(n) {
-                let key = keys[j].extend(n, w[j + n]);
-                keys[j] = key;
-                out[key.part()].push((key, slot));
-                slot += 1;
+    for j in 0..ch.images() {
+        let first = ch.img_cap[j] as usize;
+        for k in first..ch.img_cap[j + 1] as usize {
+            let out = if k == first {
+                &mut w.cands
+            } else {
+                &mut w.refs
+            };
+            let words = ch.words(k);
+            // keys[i]: the window of the current order starting at word i.
+            keys.clear();
+            keys.extend(words.iter().map(|&x| K::unigram(x)));
+            for n in 1..MAX_ORDER {
+                for i in 0..words.len().saturating_sub(n) {
+                    let key = keys[i].extend(n, words[i + n]);
+                    keys[i] = key;
+                    let p = key.part();
+                    out[p].push(key);
+                    win_part.push(p as u8);
+                }
             }
         }
+        let mut ends = [0u32; PARTS];
+        for (e, r) in ends.iter_mut().zip(&w.refs) {
+            *e = r.len() as u32;
+        }
+        w.ref_end.push(ends);
     }
-    ch.win_off = win_off;
-    (refs, cands)
+    ch.win_part = win_part;
+    w
 }
 
 /// CIDEr weights of the unigrams, indexed by word id.
@@ -972,10 +1124,7 @@ fn unigram_idf(
     ln: &[f64],
 ) -> Vec<f64> {
     let bound = bound as usize;
-    assert!(
-        bound <= 1 << (32 - ID_SHIFT),
-        "fewer than 2^27 distinct words"
-    );
+    assert!(bound <= MAX_LOCAL, "fewer than 2^27 distinct words");
     match idf {
         IdfSource::Batch => {
             let mut df = vec![0u32; bound];
@@ -1011,12 +1160,13 @@ fn unigram_idf(
     }
 }
 
-/// Reusable storage for [`BatchWords::image_grams`].
+/// Reusable storage for [`ChunkGrams::next_image`].
 #[derive(Default)]
 pub struct GramBuf {
     ids: Vec<u32>,
     counts: Vec<u32>,
     spans: Vec<(u32, [u32; MAX_ORDER], u32)>,
+    window: Vec<u32>,
 }
 
 /// Appends the distinct ids of `ids` to `out_ids` with their counts to `out_counts`, in
@@ -1056,10 +1206,12 @@ fn push_id_counts(ids: &[u32], out_ids: &mut Vec<u32>, out_counts: &mut Vec<u32>
 
 /// Positions of distinct n-gram ids: a small open-addressing table, so that a candidate's
 /// n-grams are matched against a reference's in one pass over the reference.
+#[derive(Debug, Default)]
 pub struct GramIndex {
     keys: Vec<u32>,
     pos: Vec<u32>,
     shift: u32,
+    len: usize,
 }
 
 impl GramIndex {
@@ -1068,21 +1220,37 @@ impl GramIndex {
 
     /// Indexes `ids` (distinct) by position.
     pub fn new(ids: &[u32]) -> GramIndex {
+        let mut index = GramIndex::default();
+        index.rebuild(ids);
+        index
+    }
+
+    /// Indexes `ids` (distinct) by position, reusing the storage.
+    pub fn rebuild(&mut self, ids: &[u32]) {
         let size = (ids.len() * 2).next_power_of_two().max(16);
-        let mut index = GramIndex {
-            keys: vec![GramIndex::EMPTY; size],
-            pos: vec![0; size],
-            shift: 64 - size.trailing_zeros(),
-        };
+        self.keys.clear();
+        self.keys.resize(size, GramIndex::EMPTY);
+        self.pos.resize(size, 0);
+        self.shift = 64 - size.trailing_zeros();
         for (i, &g) in ids.iter().enumerate() {
-            let mut s = index.slot(g);
-            while index.keys[s] != GramIndex::EMPTY {
+            let mut s = self.slot(g);
+            while self.keys[s] != GramIndex::EMPTY {
                 s = (s + 1) & (size - 1);
             }
-            index.keys[s] = g;
-            index.pos[s] = i as u32;
+            self.keys[s] = g;
+            self.pos[s] = i as u32;
         }
-        index
+        self.len = ids.len();
+    }
+
+    /// Number of indexed ids.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     #[inline]
@@ -1093,6 +1261,9 @@ impl GramIndex {
     /// The position of `g`, if indexed.
     #[inline]
     pub fn get(&self, g: u32) -> Option<usize> {
+        if self.keys.is_empty() {
+            return None;
+        }
         let mask = self.keys.len() - 1;
         let mut s = self.slot(g);
         loop {
@@ -1308,6 +1479,69 @@ mod tests {
         assert_eq!(t.df(&Ngram::new(&[2])), 2);
         assert_eq!(t.df(&Ngram::new(&[1, 2])), 1);
         assert_eq!(t.df(&Ngram::new(&[9])), 0);
+    }
+
+    #[test]
+    fn local_vocab_tells_words_apart_by_all_their_bytes() {
+        let words = [
+            "a",
+            "a\0",
+            "abcdefgh",
+            "abcdefgh1",
+            "abcdefgh2",
+            "abcdefghij",
+            "\0",
+            "",
+            "café",
+            "cafe",
+            "a",
+            "abcdefgh1",
+            "é",
+        ];
+        let mut v = LocalVocab::new();
+        let ids: Vec<u32> = words
+            .iter()
+            .map(|w| v.id(w, word_prefix(w.as_bytes())))
+            .collect();
+        for (i, a) in words.iter().enumerate() {
+            for (j, b) in words.iter().enumerate() {
+                assert_eq!(a == b, ids[i] == ids[j], "{a:?} {b:?}");
+            }
+        }
+        // Growth keeps every id.
+        let many: Vec<String> = (0..5000).map(|i| format!("w{i}")).collect();
+        let first: Vec<u32> = many
+            .iter()
+            .map(|w| v.id(w, word_prefix(w.as_bytes())))
+            .collect();
+        let again: Vec<u32> = many
+            .iter()
+            .map(|w| v.id(w, word_prefix(w.as_bytes())))
+            .collect();
+        assert_eq!(first, again);
+        assert_eq!(v.words.len(), 11 + 5000);
+    }
+
+    #[test]
+    fn ascii_word_split_matches_python_split_and_prefixes() {
+        for s in [
+            "a man  on\ta\x0bbike ",
+            " x",
+            "",
+            "  ",
+            "one",
+            "abcdefghijk b",
+            "a\x1cb",
+        ] {
+            let mut got = Vec::new();
+            let same = split_words(s, |w, p| got.push((w, p)));
+            let want: Vec<&str> = crate::text::split_py_whitespace(s).collect();
+            assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), want, "{s:?}");
+            for (w, p) in got {
+                assert_eq!(p, word_prefix(w.as_bytes()));
+            }
+            assert_eq!(same, space_split_is_word_split(s), "{s:?}");
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::corpus::{BatchWords, Caption, DocFreq, GramBuf, IdfSource, Interner};
+use crate::corpus::{BatchWords, Caption, DocFreq, GramBuf, GramIndex, IdfSource, Interner};
 use crate::input::{Batch, ErrorCode, ImageId, ImageKey, InputError};
 use crate::metrics::bleu::{self, BleuStats};
 use crate::metrics::cider::{self, SentenceVec, Variant};
@@ -359,27 +359,28 @@ impl Report {
         let Some(at) = outer.find(PLACEHOLDER) else {
             return serde_json::to_string_pretty(self).unwrap_or_default();
         };
-        // Each record sits at depth 2: serde_json's pretty printer indents its lines by four
-        // more spaces. A raw line break only ever appears between tokens (strings escape it).
+        // Each record sits at depth 2, written as serde_json's pretty printer writes it there
+        // (checked by a test): scalars are formatted by serde_json itself.
         let parts: Vec<String> = self
             .per_image
             .par_chunks(256)
             .map(|chunk| {
-                let mut out = String::with_capacity(chunk.len() * 256);
-                let mut rec = Vec::with_capacity(512);
+                let mut out = Vec::with_capacity(chunk.len() * 224);
                 for (id, scores) in chunk {
-                    rec.clear();
-                    let _ = serde_json::to_writer_pretty(&mut rec, &PerImage(id, scores));
-                    out.push_str(",\n    ");
-                    let rec = std::str::from_utf8(&rec).unwrap_or_default();
-                    for (k, line) in rec.split('\n').enumerate() {
-                        if k > 0 {
-                            out.push_str("\n    ");
-                        }
-                        out.push_str(line);
+                    out.extend_from_slice(b",\n    {\n      \"image_id\": ");
+                    let _ = serde_json::to_writer(&mut out, &id.raw);
+                    for (k, v) in scores {
+                        // Output keys are plain ASCII names: nothing to escape.
+                        debug_assert!(k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+                        out.extend_from_slice(b",\n      \"");
+                        out.extend_from_slice(k.as_bytes());
+                        out.extend_from_slice(b"\": ");
+                        let _ = serde_json::to_writer(&mut out, &finite(*v));
                     }
+                    out.extend_from_slice(b"\n    }");
                 }
-                out
+                String::from_utf8(out)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
             })
             .collect();
         let body_len: usize = parts.iter().map(String::len).sum();
@@ -608,16 +609,21 @@ fn score_inner(
             .into_par_iter()
             .flat_map_iter(|c| {
                 let mut buf = GramBuf::default();
+                let mut index = GramIndex::default();
+                let (mut max_ref, mut wr) = (Vec::new(), Vec::new());
                 let mut vecs: Vec<SentenceVec> = Vec::new();
-                let mut row = Vec::new();
+                let mut rouge_scratch = rouge::Scratch::default();
+                let mut grams = ngram_metrics.then(|| words.chunk_grams(c));
                 (0..words.chunk_images(c))
                     .map(move |j| {
                         let mut out = ImageScores::default();
-                        if ngram_metrics {
-                            let image = words.image_grams(c, j, &mut buf);
+                        if let Some(grams) = grams.as_mut() {
+                            let image = grams.next_image(&mut buf);
                             let (cand, refs) = image.split_first().expect("a candidate");
+                            index.rebuild(cand.all().ids);
                             if want_bleu {
-                                out.bleu = BleuStats::of_image(cand, refs);
+                                out.bleu =
+                                    BleuStats::of_image_indexed(cand, &index, refs, &mut max_ref);
                             }
                             if !variants_ref.is_empty() {
                                 vecs.resize_with(image.len(), SentenceVec::default);
@@ -628,7 +634,8 @@ fn score_inner(
                                 let (c, r) =
                                     vecs[..image.len()].split_first().expect("a candidate");
                                 for (k, &(_, variant)) in variants_ref.iter().enumerate() {
-                                    out.cider[k] = cider::image_score(variant, c, r);
+                                    out.cider[k] =
+                                        cider::image_score_indexed(variant, c, &index, r, &mut wr);
                                 }
                             }
                         }
@@ -636,7 +643,7 @@ fn score_inner(
                             let mut it = words.rouge_words(c, j);
                             let cand = it.next().expect("a candidate");
                             let refs: Vec<&[u32]> = it.collect();
-                            out.rouge = rouge::score_words_with(cand, &refs, &mut row);
+                            out.rouge = rouge::score_ids(cand, &refs, &mut rouge_scratch);
                         }
                         out
                     })

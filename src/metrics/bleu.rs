@@ -37,6 +37,16 @@ impl BleuStats {
     /// Statistics of one candidate against its references (n-grams of words split as in
     /// spec §3.4, counted with ids from one table).
     pub fn of_image(cand: &Grams<'_>, refs: &[Grams<'_>]) -> BleuStats {
+        BleuStats::of_image_indexed(cand, &GramIndex::new(cand.all().ids), refs, &mut Vec::new())
+    }
+
+    /// [`BleuStats::of_image`] with `index` built over `cand.all().ids` and a reusable buffer.
+    pub fn of_image_indexed(
+        cand: &Grams<'_>,
+        index: &GramIndex,
+        refs: &[Grams<'_>],
+        max_ref: &mut Vec<u32>,
+    ) -> BleuStats {
         let testlen = cand.word_count() as u64;
         let reflen = refs
             .iter()
@@ -46,8 +56,9 @@ impl BleuStats {
         // Maximum count of each candidate n-gram in any single reference: one pass over each
         // reference's n-grams (ids are distinct across orders).
         let all = cand.all();
-        let index = GramIndex::new(all.ids);
-        let mut max_ref = vec![0u32; all.len()];
+        debug_assert_eq!(index.len(), all.len());
+        max_ref.clear();
+        max_ref.resize(all.len(), 0);
         for r in refs {
             for (g, k) in r.all().iter() {
                 if let Some(i) = index.get(g) {

@@ -119,14 +119,32 @@ fn sim(
 
 /// The score of one image: candidate against its references (m >= 1; 0 when m = 0).
 pub fn image_score(variant: Variant, cand: &SentenceVec, refs: &[SentenceVec]) -> f64 {
+    image_score_indexed(
+        variant,
+        cand,
+        &GramIndex::new(&cand.ids),
+        refs,
+        &mut Vec::new(),
+    )
+}
+
+/// [`image_score`] with `index` built over the candidate's n-gram ids (its [`Grams::all`]
+/// ids, in that order) and a reusable buffer.
+pub fn image_score_indexed(
+    variant: Variant,
+    cand: &SentenceVec,
+    index: &GramIndex,
+    refs: &[SentenceVec],
+    wr: &mut Vec<f64>,
+) -> f64 {
     if refs.is_empty() {
         return 0.0;
     }
-    let index = GramIndex::new(&cand.ids);
-    let mut wr = vec![0.0f64; cand.ids.len()];
+    debug_assert_eq!(index.len(), cand.ids.len());
+    wr.resize(cand.ids.len(), 0.0);
     let mut acc = [0.0f64; MAX_ORDER];
     for r in refs {
-        let v = sim(variant, cand, &index, r, &mut wr);
+        let v = sim(variant, cand, index, r, &mut wr[..cand.ids.len()]);
         for n in 0..MAX_ORDER {
             acc[n] += v[n];
         }

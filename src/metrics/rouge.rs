@@ -30,17 +30,117 @@ pub fn score_words<T: PartialEq>(c: &[T], references: &[&[T]]) -> f64 {
 
 /// [`score_words`] with a reusable buffer.
 pub fn score_words_with<T: PartialEq>(c: &[T], references: &[&[T]], row: &mut Vec<u32>) -> f64 {
+    combine(
+        c.len(),
+        references.iter().map(|t| (lcs(t, c, row), t.len())),
+    )
+}
+
+/// [`score_words`] over interned words, with reusable storage: the candidate's match masks
+/// are computed once for all references. Same result.
+pub fn score_ids(c: &[u32], references: &[&[u32]], scratch: &mut Scratch) -> f64 {
+    if c.len() > 64 {
+        return score_words_with(c, references, &mut scratch.row);
+    }
+    scratch.masks.build(c);
+    let masks = &scratch.masks;
+    combine(
+        c.len(),
+        references.iter().map(|t| {
+            let mut v = u64::MAX;
+            for &x in t.iter() {
+                let m = masks.get(x);
+                v = v.wrapping_add(v & m) | (v & !m);
+            }
+            ((!v & low_bits(c.len())).count_ones(), t.len())
+        }),
+    )
+}
+
+/// Reusable storage for [`score_ids`].
+#[derive(Debug, Default)]
+pub struct Scratch {
+    row: Vec<u32>,
+    masks: Masks,
+}
+
+/// Word id -> bit mask of its positions in the candidate (at most 64 words): a small
+/// open-addressing table.
+#[derive(Debug, Default)]
+struct Masks {
+    keys: Vec<u32>,
+    masks: Vec<u64>,
+    shift: u32,
+}
+
+impl Masks {
+    /// No word id is `u32::MAX` (the interner stops below it).
+    const EMPTY: u32 = u32::MAX;
+
+    fn build(&mut self, c: &[u32]) {
+        let size = (c.len() * 2).next_power_of_two().max(16);
+        self.keys.clear();
+        self.keys.resize(size, Masks::EMPTY);
+        self.masks.clear();
+        self.masks.resize(size, 0);
+        self.shift = 64 - size.trailing_zeros();
+        for (j, &w) in c.iter().enumerate() {
+            let mut s = self.slot(w);
+            while self.keys[s] != Masks::EMPTY && self.keys[s] != w {
+                s = (s + 1) & (size - 1);
+            }
+            self.keys[s] = w;
+            self.masks[s] |= 1 << j;
+        }
+    }
+
+    #[inline]
+    fn slot(&self, w: u32) -> usize {
+        (u64::from(w).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    #[inline]
+    fn get(&self, w: u32) -> u64 {
+        let mask = self.keys.len() - 1;
+        let mut s = self.slot(w);
+        loop {
+            let k = self.keys[s];
+            if k == w {
+                return self.masks[s];
+            }
+            if k == Masks::EMPTY {
+                return 0;
+            }
+            s = (s + 1) & mask;
+        }
+    }
+}
+
+/// The F-score from each reference's (LCS length, word count), for a candidate of `c_len`
+/// words.
+fn combine(c_len: usize, lcs_and_len: impl Iterator<Item = (u32, usize)>) -> f64 {
     let mut prec_max = f64::NEG_INFINITY;
     let mut rec_max = f64::NEG_INFINITY;
-    for t in references {
-        let l = lcs(t, c, row) as f64;
-        prec_max = prec_max.max(l / c.len() as f64);
-        rec_max = rec_max.max(l / t.len() as f64);
+    let mut any = false;
+    for (l, t_len) in lcs_and_len {
+        let l = l as f64;
+        prec_max = prec_max.max(l / c_len as f64);
+        rec_max = rec_max.max(l / t_len as f64);
+        any = true;
     }
-    if prec_max != 0.0 && rec_max != 0.0 && !references.is_empty() {
+    if prec_max != 0.0 && rec_max != 0.0 && any {
         (2.44 * prec_max) * rec_max / (rec_max + 1.44 * prec_max)
     } else {
         0.0
+    }
+}
+
+/// The low `n` bits set (`n <= 64`).
+fn low_bits(n: usize) -> u64 {
+    if n == 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
     }
 }
 
@@ -67,12 +167,7 @@ fn lcs_bits<T: PartialEq>(a: &[T], b: &[T]) -> u32 {
         let u = v & m;
         v = v.wrapping_add(u) | (v & !m);
     }
-    let mask = if b.len() == 64 {
-        u64::MAX
-    } else {
-        (1u64 << b.len()) - 1
-    };
-    (!v & mask).count_ones()
+    (!v & low_bits(b.len())).count_ones()
 }
 
 /// LCS length by dynamic programming, one row at a time.
@@ -128,6 +223,35 @@ mod tests {
             let a: Vec<u64> = (0..la).map(|_| next(alpha)).collect();
             let b: Vec<u64> = (0..lb).map(|_| next(alpha)).collect();
             assert_eq!(lcs_bits(&a, &b), lcs_rows(&a, &b, &mut row), "{a:?} {b:?}");
+        }
+    }
+
+    #[test]
+    fn score_ids_equals_score_words() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut scratch = Scratch::default();
+        for _ in 0..2000 {
+            let alpha = 1 + next(8) as u32;
+            let c: Vec<u32> = (0..next(70))
+                .map(|_| next(u64::from(alpha)) as u32)
+                .collect();
+            let refs: Vec<Vec<u32>> = (0..next(5))
+                .map(|_| {
+                    (0..next(70))
+                        .map(|_| next(u64::from(alpha)) as u32)
+                        .collect()
+                })
+                .collect();
+            let refs: Vec<&[u32]> = refs.iter().map(Vec::as_slice).collect();
+            let a = score_ids(&c, &refs, &mut scratch);
+            let b = score_words(&c, &refs);
+            assert!(a == b || (a.is_nan() && b.is_nan()), "{c:?} {refs:?}");
         }
     }
 
