@@ -286,8 +286,8 @@ impl DocFreq for DfTable {
 // 2. n-gram ids: each partition interns its windows, reference windows first in image order
 //    (counting document frequencies as it goes), then candidate windows, and computes the CIDEr
 //    weight `ln(N) - ln(max(1, df))` of each of its n-grams (in parallel over the partitions).
-//    Unigrams need no table: their id is the word id, and their document frequencies are
-//    counted in an array indexed by word.
+//    Unigrams need no table: their id is an offset plus the word id, and their document
+//    frequencies are counted in an array indexed by word.
 //
 // Chunking and partitioning are fixed (they do not depend on the number of threads), so the ids
 // are deterministic; no output depends on them anyway (they are only compared for equality and
@@ -300,30 +300,8 @@ const PART_BITS: u32 = 4;
 const PARTS: usize = 1 << PART_BITS;
 /// The "partition" of unigrams (whose local id is the word id).
 const UNIGRAMS: usize = PARTS;
-/// An n-gram id is `local << ID_SHIFT | partition` (partition `0..=UNIGRAMS`).
-const ID_SHIFT: u32 = PART_BITS + 1;
 /// Images per chunk (fixed, so that ids do not depend on the number of threads).
 const CHUNK_IMAGES: usize = 64;
-
-/// Local ids (per partition, and word ids for unigrams) stay below this, so that
-/// `local << ID_SHIFT | part` fits in a `u32`.
-const MAX_LOCAL: usize = 1 << (32 - ID_SHIFT);
-
-/// The n-gram id of `local` (below [`MAX_LOCAL`]) in `part`.
-#[inline]
-fn gram_id(local: u32, part: usize) -> u32 {
-    local << ID_SHIFT | part as u32
-}
-
-/// The next local id of a partition whose ids so far number `len`.
-#[inline]
-fn next_local(len: usize) -> u32 {
-    assert!(
-        len < MAX_LOCAL,
-        "fewer than 2^27 distinct n-grams per partition"
-    );
-    len as u32
-}
 
 /// An n-gram key for batch interning: the packed word ids of the n-gram.
 trait GramKey: Copy + Eq + std::hash::Hash + Send + Sync {
@@ -352,13 +330,21 @@ struct GramTable<K> {
 }
 
 impl<K: GramKey> GramTable<K> {
-    fn with_capacity(n: usize) -> GramTable<K> {
-        let size = (n * 2).next_power_of_two().max(64);
+    fn new() -> GramTable<K> {
         GramTable {
-            slots: vec![(K::EMPTY, 0); size],
+            slots: Vec::new(),
             len: 0,
-            shift: 64 - size.trailing_zeros(),
+            shift: 64,
         }
+    }
+
+    /// Empties the table, with room for about `n` keys (the storage is reused).
+    fn reset(&mut self, n: usize) {
+        let size = (n * 2).next_power_of_two().max(64);
+        self.slots.clear();
+        self.slots.resize(size, (K::EMPTY, 0));
+        self.len = 0;
+        self.shift = 64 - size.trailing_zeros();
     }
 
     /// The id of `key`; a new key gets `new()`.
@@ -653,8 +639,10 @@ impl WordChunk {
 /// captions of an image are its candidate then its references.
 pub struct BatchWords {
     chunks: Vec<WordChunk>,
-    /// Per partition (and [`UNIGRAMS`]), per local id: `ln(N) - ln(max(1, df))`.
-    idf: Vec<Vec<f64>>,
+    /// Per n-gram id: `ln(N) - ln(max(1, df))`.
+    idf: Vec<f64>,
+    /// The id of unigram `w` is `uni_base + w`.
+    uni_base: u32,
 }
 
 /// Words of one chunk before the merge: chunk-local ids.
@@ -800,7 +788,7 @@ impl BatchWords {
     /// `ln(N) - ln(max(1, df))` of n-gram `id` (requires `grams` at build).
     #[inline]
     pub fn idf(&self, id: u32) -> f64 {
-        self.idf[(id & ((1 << ID_SHIFT) - 1)) as usize][(id >> ID_SHIFT) as usize]
+        self.idf[id as usize]
     }
 
     /// Reads the n-gram counts of the images of chunk `c`, in order (requires `grams` at
@@ -808,6 +796,7 @@ impl BatchWords {
     pub fn chunk_grams(&self, c: usize) -> ChunkGrams<'_> {
         ChunkGrams {
             ch: &self.chunks[c],
+            uni_base: self.uni_base,
             j: 0,
             win: 0,
             cursors: [[0; PARTS]; 2],
@@ -819,6 +808,7 @@ impl BatchWords {
 /// unread id of its partition (the partitions list them in window order).
 pub struct ChunkGrams<'w> {
     ch: &'w WordChunk,
+    uni_base: u32,
     j: usize,
     win: usize,
     cursors: [[usize; PARTS]; 2],
@@ -842,7 +832,7 @@ impl ChunkGrams<'_> {
             let mut ends = [0u32; MAX_ORDER];
             push_id_counts(words, &mut buf.ids, &mut buf.counts);
             for id in &mut buf.ids[begin as usize..] {
-                *id = *id << ID_SHIFT | UNIGRAMS as u32;
+                *id += self.uni_base;
             }
             ends[0] = buf.ids.len() as u32;
             for n in 2..=MAX_ORDER {
@@ -945,6 +935,7 @@ impl Parts<'_, '_> {
             return BatchWords {
                 chunks,
                 idf: Vec::new(),
+                uni_base: 0,
             };
         };
         let images = self.img_start.len() - 1;
@@ -955,94 +946,116 @@ impl Parts<'_, '_> {
             ),
             IdfSource::Table(t) => ((t.doc_count() as f64).ln(), Vec::new()),
         };
-        // N-gram ids and weights, in parallel over the partitions (and the unigrams): per
-        // partition and chunk, the ids of its reference windows and of its candidate windows,
-        // in window order.
-        type PartIds = (Vec<Vec<u32>>, Vec<Vec<u32>>, Vec<f64>);
-        let parts: Vec<PartIds> = (0..=UNIGRAMS)
-            .into_par_iter()
+        // N-gram ids: partition p numbers its n-grams from `base[p]` (room for as many as it
+        // has windows), unigrams are `base[UNIGRAMS] + word`. The weight of id i is `idf[i]`:
+        // each partition fills its own slice of it.
+        let room: Vec<usize> = (0..PARTS)
             .map(|p| {
-                if p == UNIGRAMS {
-                    let idf = unigram_idf(&chunks, bound, idf, ref_len, &ln);
-                    return (Vec::new(), Vec::new(), idf);
-                }
-                let total: usize = windows
+                windows
                     .iter()
                     .map(|w| w.refs[p].len() + w.cands[p].len())
-                    .sum();
-                // At most `total` distinct n-grams: the table never grows.
-                let mut map: GramTable<K> = GramTable::with_capacity(total);
-                let mut df: Vec<u32> = Vec::with_capacity(total);
-                let mut last: Vec<u32> = Vec::with_capacity(total);
-                let mut ref_ids = Vec::with_capacity(chunks.len());
-                for (ch, w) in chunks.iter().zip(&windows) {
-                    let keys = &w.refs[p];
-                    let mut out = Vec::with_capacity(keys.len());
-                    let mut at = 0usize;
-                    for (j, ends) in w.ref_end.iter().enumerate() {
-                        let img = (ch.first_img + j) as u32;
-                        let end = ends[p] as usize;
-                        for &key in &keys[at..end] {
-                            let id = map.get_or_insert(key, || {
-                                df.push(0);
-                                last.push(u32::MAX);
-                                next_local(df.len() - 1)
-                            });
-                            let i = id as usize;
-                            if last[i] != img {
-                                last[i] = img;
-                                df[i] += 1;
-                            }
-                            out.push(gram_id(id, p));
-                        }
-                        at = end;
+                    .sum()
+            })
+            .chain(std::iter::once(bound as usize))
+            .collect();
+        let total: usize = room.iter().sum();
+        assert!(total < u32::MAX as usize, "fewer than 2^32 n-grams");
+        let mut idf_all = vec![0.0f64; total];
+        let mut slices = Vec::with_capacity(room.len());
+        let (mut rest, mut base) = (&mut idf_all[..], 0usize);
+        for &r in &room {
+            let (mine, others) = rest.split_at_mut(r);
+            slices.push((base as u32, mine));
+            (rest, base) = (others, base + r);
+        }
+        let uni_base = slices[UNIGRAMS].0;
+        // In parallel over the partitions (and the unigrams): per partition and chunk, the ids
+        // of the chunk's reference windows and of its candidate windows, in window order.
+        type PartIds = (Vec<Vec<u32>>, Vec<Vec<u32>>);
+        let parts: Vec<PartIds> = slices
+            .into_par_iter()
+            .enumerate()
+            .map_init(
+                || (GramTable::<K>::new(), Vec::new(), Vec::new()),
+                |(map, df, last), (p, (base, idf_out))| {
+                    if p == UNIGRAMS {
+                        unigram_idf(&chunks, idf, ref_len, &ln, idf_out);
+                        return (Vec::new(), Vec::new());
                     }
-                    ref_ids.push(out);
-                }
-                drop(last);
-                let cand_ids = windows
-                    .iter()
-                    .map(|w| {
-                        w.cands[p]
-                            .iter()
-                            .map(|&key| {
+                    // About half the windows are distinct n-grams (the table grows if need be);
+                    // the storage is reused from partition to partition on a thread.
+                    map.reset(room[p] * 9 / 16);
+                    df.clear();
+                    last.clear();
+                    let mut ref_ids = Vec::with_capacity(chunks.len());
+                    for (ch, w) in chunks.iter().zip(&windows) {
+                        let keys = &w.refs[p];
+                        let mut out = Vec::with_capacity(keys.len());
+                        let mut at = 0usize;
+                        for (j, ends) in w.ref_end.iter().enumerate() {
+                            let img = (ch.first_img + j) as u32;
+                            let end = ends[p] as usize;
+                            for &key in &keys[at..end] {
                                 let id = map.get_or_insert(key, || {
                                     df.push(0);
-                                    next_local(df.len() - 1)
+                                    last.push(u32::MAX);
+                                    base + (df.len() - 1) as u32
                                 });
-                                gram_id(id, p)
-                            })
-                            .collect()
-                    })
-                    .collect();
-                let idf = match idf {
-                    IdfSource::Batch => df.iter().map(|&d| ref_len - ln[d as usize]).collect(),
-                    IdfSource::Table(t) => {
-                        let mut out = vec![0.0; df.len()];
-                        for (key, id) in map.iter() {
-                            out[id as usize] = ref_len - t.ln_df(&key.ngram());
+                                let i = (id - base) as usize;
+                                if last[i] != img {
+                                    last[i] = img;
+                                    df[i] += 1;
+                                }
+                                out.push(id);
+                            }
+                            at = end;
                         }
-                        out
+                        ref_ids.push(out);
                     }
-                };
-                (ref_ids, cand_ids, idf)
-            })
+                    let cand_ids = windows
+                        .iter()
+                        .map(|w| {
+                            w.cands[p]
+                                .iter()
+                                .map(|&key| {
+                                    map.get_or_insert(key, || {
+                                        df.push(0);
+                                        base + (df.len() - 1) as u32
+                                    })
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    match idf {
+                        IdfSource::Batch => {
+                            for (out, &d) in idf_out.iter_mut().zip(df.iter()) {
+                                *out = ref_len - ln[d as usize];
+                            }
+                        }
+                        IdfSource::Table(t) => {
+                            for (key, id) in map.iter() {
+                                idf_out[(id - base) as usize] = ref_len - t.ln_df(&key.ngram());
+                            }
+                        }
+                    }
+                    (ref_ids, cand_ids)
+                },
+            )
             .collect();
         drop(windows);
         let mut chunks = chunks;
-        let mut idf_parts = Vec::with_capacity(parts.len());
-        for (ref_ids, cand_ids, idf) in parts {
+        for (ref_ids, cand_ids) in parts.into_iter().take(PARTS) {
             for (ch, ids) in chunks.iter_mut().zip(ref_ids) {
                 ch.win_ids[0].push(ids);
             }
             for (ch, ids) in chunks.iter_mut().zip(cand_ids) {
                 ch.win_ids[1].push(ids);
             }
-            idf_parts.push(idf);
         }
         BatchWords {
             chunks,
-            idf: idf_parts,
+            idf: idf_all,
+            uni_base,
         }
     }
 }
@@ -1115,16 +1128,15 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
     w
 }
 
-/// CIDEr weights of the unigrams, indexed by word id.
+/// CIDEr weights of the unigrams, indexed by word id, into `out`.
 fn unigram_idf(
     chunks: &[WordChunk],
-    bound: u32,
     idf: IdfSource<'_>,
     ref_len: f64,
     ln: &[f64],
-) -> Vec<f64> {
-    let bound = bound as usize;
-    assert!(bound <= MAX_LOCAL, "fewer than 2^27 distinct words");
+    out: &mut [f64],
+) {
+    let bound = out.len();
     match idf {
         IdfSource::Batch => {
             let mut df = vec![0u32; bound];
@@ -1143,19 +1155,19 @@ fn unigram_idf(
                     }
                 }
             }
-            df.iter().map(|&d| ref_len - ln[d as usize]).collect()
+            for (o, &d) in out.iter_mut().zip(&df) {
+                *o = ref_len - ln[d as usize];
+            }
         }
         IdfSource::Table(t) => {
-            let mut out = vec![f64::NAN; bound];
+            let mut done = vec![false; bound];
             for ch in chunks {
                 for &w in &ch.words {
-                    let slot = &mut out[w as usize];
-                    if slot.is_nan() {
-                        *slot = ref_len - t.ln_df(&Ngram::new(&[w]));
+                    if !std::mem::replace(&mut done[w as usize], true) {
+                        out[w as usize] = ref_len - t.ln_df(&Ngram::new(&[w]));
                     }
                 }
             }
-            out
         }
     }
 }
@@ -1215,7 +1227,7 @@ pub struct GramIndex {
 }
 
 impl GramIndex {
-    /// No n-gram id is `u32::MAX` (the low bits of an id are a partition below 31).
+    /// No n-gram id is `u32::MAX` (a batch has fewer than `u32::MAX` ids).
     const EMPTY: u32 = u32::MAX;
 
     /// Indexes `ids` (distinct) by position.

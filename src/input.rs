@@ -391,7 +391,10 @@ fn parse_coco_annotations(o: &serde_json::Map<String, Value>) -> Result<Referenc
 /// References of a COCO annotation file: images in `images` order (or, without `images`, in
 /// order of first annotation), captions in annotation order. Annotations of images missing from
 /// `images` are never evaluated (as in pycocotools).
-fn coco_references(images: Option<Vec<ImageId>>, anns: Vec<(ImageId, String)>) -> References {
+fn coco_references(
+    images: Option<Vec<ImageId>>,
+    anns: impl IntoIterator<Item = (ImageId, String)>,
+) -> References {
     let mut refs = References::default();
     let listed = images.is_some();
     for id in images.into_iter().flatten() {
@@ -449,11 +452,37 @@ fn fast_image_ids(images: Option<Vec<FastImage>>) -> Option<Option<Vec<ImageId>>
     }
 }
 
-/// Annotations as (image id, caption); `None` when an id has the wrong type.
-fn fast_annotations(anns: Vec<FastAnn>) -> Option<Vec<(ImageId, String)>> {
-    anns.into_iter()
-        .map(|a| ImageId::from_value(&a.image_id).map(|id| (id, a.caption)))
-        .collect()
+/// COCO annotations as (image id, caption), in one pass; an image id of the wrong type fails
+/// the parse (the general path then reports it).
+struct AnnList(Vec<(ImageId, String)>);
+
+impl<'de> serde::Deserialize<'de> for AnnList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<AnnList, D::Error> {
+        struct Seq;
+        impl<'de> serde::de::Visitor<'de> for Seq {
+            type Value = AnnList;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of annotations")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<AnnList, A::Error> {
+                // A piece of 256 KiB holds about 3,000 annotations.
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).max(4096));
+                while let Some(a) = seq.next_element::<FastAnn>()? {
+                    let id = ImageId::from_value(&a.image_id).ok_or_else(|| {
+                        <A::Error as serde::de::Error>::custom(
+                            "image_id is not a number or a string",
+                        )
+                    })?;
+                    out.push((id, a.caption));
+                }
+                Ok(AnnList(out))
+            }
+        }
+        d.deserialize_seq(Seq)
+    }
 }
 
 /// The typed fast path for COCO annotation files: `None` when the file does not have that
@@ -473,7 +502,7 @@ fn fast_coco_references(text: &str) -> Option<References> {
     #[derive(serde::Deserialize)]
     struct Fast {
         images: Option<Vec<FastImage>>,
-        annotations: Vec<FastAnn>,
+        annotations: AnnList,
     }
     #[derive(serde::Deserialize)]
     struct Rest {
@@ -482,10 +511,7 @@ fn fast_coco_references(text: &str) -> Option<References> {
     }
     let serial = || {
         let f: Fast = serde_json::from_str(text).ok()?;
-        Some(coco_references(
-            fast_image_ids(f.images)?,
-            fast_annotations(f.annotations)?,
-        ))
+        Some(coco_references(fast_image_ids(f.images)?, f.annotations.0))
     };
     let Some(open) = find_annotations_array(text) else {
         return serial();
@@ -512,18 +538,17 @@ fn fast_coco_references(text: &str) -> Option<References> {
         .enumerate()
         .map(|(k, &a)| match cuts.get(k) {
             Some(&b) => {
-                let anns: Vec<FastAnn> =
-                    serde_json::from_str(&format!("[{}]", &body[a..b])).ok()?;
-                Some((fast_annotations(anns)?, b))
+                let anns: AnnList = serde_json::from_str(&format!("[{}]", &body[a..b])).ok()?;
+                Some((anns.0, b))
             }
             None => {
                 // The last piece: parse one array and see where it ends.
                 let piece = format!("[{}", &body[a..]);
                 let mut stream = serde_json::Deserializer::from_str(&piece).into_iter();
-                let anns: Vec<FastAnn> = stream.next()?.ok()?;
+                let anns: AnnList = stream.next()?.ok()?;
                 // `piece[offset - 1]` is the array's `]`: `body[a + offset - 2]`.
                 let end = a + stream.byte_offset() - 1;
-                Some((fast_annotations(anns)?, end))
+                Some((anns.0, end))
             }
         })
         .collect();
@@ -533,10 +558,10 @@ fn fast_coco_references(text: &str) -> Option<References> {
     let end = parsed.last().map_or(0, |p| p.1);
     let rest = format!("{}[]{}", &text[..open], &body[end..]);
     match serde_json::from_str::<Rest>(&rest) {
-        Ok(r) if r.annotations.is_empty() => {
-            let anns: Vec<(ImageId, String)> = parsed.into_iter().flat_map(|p| p.0).collect();
-            Some(coco_references(fast_image_ids(r.images)?, anns))
-        }
+        Ok(r) if r.annotations.is_empty() => Some(coco_references(
+            fast_image_ids(r.images)?,
+            parsed.into_iter().flat_map(|p| p.0),
+        )),
         _ => serial(),
     }
 }

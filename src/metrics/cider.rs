@@ -57,20 +57,27 @@ impl SentenceVec {
     pub fn fill(&mut self, s: &Grams<'_>, idf: impl Fn(u32) -> f64) {
         self.ids.clear();
         self.weights.clear();
-        self.length = 0;
         for n in 1..=MAX_ORDER {
+            let grams = s.order(n);
+            let start = self.weights.len();
+            self.ids.extend_from_slice(grams.ids);
+            self.weights.extend(
+                grams
+                    .ids
+                    .iter()
+                    .zip(grams.counts)
+                    .map(|(&g, &tf)| f64::from(tf) * idf(g)),
+            );
+            // Summed in first-occurrence order, as the reference sums its dictionary.
             let mut norm = 0.0f64;
-            for (g, tf) in s.order(n).iter() {
-                let w = f64::from(tf) * idf(g);
+            for &w in &self.weights[start..] {
                 norm += w * w;
-                if n == 2 {
-                    self.length += i64::from(tf);
-                }
-                self.ids.push(g);
-                self.weights.push(w);
             }
             self.norms[n - 1] = norm.sqrt();
             self.ends[n - 1] = self.ids.len() as u32;
+            if n == 2 {
+                self.length = grams.counts.iter().map(|&c| i64::from(c)).sum();
+            }
         }
     }
 
