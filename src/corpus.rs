@@ -623,6 +623,9 @@ struct WordChunk {
     /// Per partition, the n-gram ids of the reference windows in that partition, in window
     /// order; then the same for the candidate windows.
     win_ids: [Vec<Vec<u32>>; 2],
+    /// The CIDEr weights `ln(N) - ln(max(1, df))` of the same n-grams (read in window order:
+    /// no lookups in a large table when scoring).
+    win_idf: [Vec<Vec<f64>>; 2],
 }
 
 impl WordChunk {
@@ -639,8 +642,8 @@ impl WordChunk {
 /// captions of an image are its candidate then its references.
 pub struct BatchWords {
     chunks: Vec<WordChunk>,
-    /// Per n-gram id: `ln(N) - ln(max(1, df))`.
-    idf: Vec<f64>,
+    /// Per word: the CIDEr weight `ln(N) - ln(max(1, df))` of its unigram.
+    uni_idf: Vec<f64>,
     /// The id of unigram `w` is `uni_base + w`.
     uni_base: u32,
 }
@@ -785,17 +788,12 @@ impl BatchWords {
         })
     }
 
-    /// `ln(N) - ln(max(1, df))` of n-gram `id` (requires `grams` at build).
-    #[inline]
-    pub fn idf(&self, id: u32) -> f64 {
-        self.idf[id as usize]
-    }
-
     /// Reads the n-gram counts of the images of chunk `c`, in order (requires `grams` at
     /// build).
     pub fn chunk_grams(&self, c: usize) -> ChunkGrams<'_> {
         ChunkGrams {
             ch: &self.chunks[c],
+            uni_idf: &self.uni_idf,
             uni_base: self.uni_base,
             j: 0,
             win: 0,
@@ -808,6 +806,7 @@ impl BatchWords {
 /// unread id of its partition (the partitions list them in window order).
 pub struct ChunkGrams<'w> {
     ch: &'w WordChunk,
+    uni_idf: &'w [f64],
     uni_base: u32,
     j: usize,
     win: usize,
@@ -823,14 +822,23 @@ impl ChunkGrams<'_> {
         self.j += 1;
         buf.ids.clear();
         buf.counts.clear();
+        buf.idfs.clear();
         buf.spans.clear();
         for k in ch.img_cap[j] as usize..ch.img_cap[j + 1] as usize {
-            let side = usize::from(k != ch.img_cap[j] as usize);
-            let (ids, cursors) = (&ch.win_ids[1 - side], &mut self.cursors[1 - side]);
+            let side = 1 - usize::from(k != ch.img_cap[j] as usize);
+            let (ids, idfs) = (&ch.win_ids[side], &ch.win_idf[side]);
+            let cursors = &mut self.cursors[side];
             let words = ch.words(k);
             let begin = buf.ids.len() as u32;
             let mut ends = [0u32; MAX_ORDER];
-            push_id_counts(words, &mut buf.ids, &mut buf.counts);
+            let uni_idf = self.uni_idf;
+            push_id_counts(
+                words,
+                |i| uni_idf[words[i] as usize],
+                &mut buf.ids,
+                &mut buf.counts,
+                &mut buf.idfs,
+            );
             for id in &mut buf.ids[begin as usize..] {
                 *id += self.uni_base;
             }
@@ -838,26 +846,36 @@ impl ChunkGrams<'_> {
             for n in 2..=MAX_ORDER {
                 let len = (words.len() + 1).saturating_sub(n);
                 buf.window.clear();
+                buf.window_idf.clear();
                 for &p in &ch.win_part[self.win..self.win + len] {
                     let p = p as usize;
                     buf.window.push(ids[p][cursors[p]]);
+                    buf.window_idf.push(idfs[p][cursors[p]]);
                     cursors[p] += 1;
                 }
                 self.win += len;
-                push_id_counts(&buf.window, &mut buf.ids, &mut buf.counts);
+                let w = &buf.window_idf;
+                push_id_counts(
+                    &buf.window,
+                    |i| w[i],
+                    &mut buf.ids,
+                    &mut buf.counts,
+                    &mut buf.idfs,
+                );
                 ends[n - 1] = buf.ids.len() as u32;
             }
             buf.spans.push((begin, ends, words.len() as u32));
         }
-        let (ids, counts) = (&buf.ids, &buf.counts);
+        let (ids, counts, idfs) = (&buf.ids, &buf.counts, &buf.idfs);
         buf.spans
             .iter()
             .map(|&(b, ends, words)| {
-                let e = ends[MAX_ORDER - 1] as usize;
+                let (b, e) = (b as usize, ends[MAX_ORDER - 1] as usize);
                 Grams {
-                    ids: &ids[b as usize..e],
-                    counts: &counts[b as usize..e],
-                    ends: ends.map(|x| x - b),
+                    ids: &ids[b..e],
+                    counts: &counts[b..e],
+                    idfs: &idfs[b..e],
+                    ends: ends.map(|x| x - b as u32),
                     words,
                 }
             })
@@ -918,6 +936,7 @@ impl Parts<'_, '_> {
                     rouge_words,
                     win_part: Vec::new(),
                     win_ids: [Vec::new(), Vec::new()],
+                    win_idf: [Vec::new(), Vec::new()],
                 };
                 let windows = if with_grams {
                     windows::<K>(&mut ch)
@@ -934,7 +953,7 @@ impl Parts<'_, '_> {
         let Some((idf, bound)) = grams else {
             return BatchWords {
                 chunks,
-                idf: Vec::new(),
+                uni_idf: Vec::new(),
                 uni_base: 0,
             };
         };
@@ -947,8 +966,7 @@ impl Parts<'_, '_> {
             IdfSource::Table(t) => ((t.doc_count() as f64).ln(), Vec::new()),
         };
         // N-gram ids: partition p numbers its n-grams from `base[p]` (room for as many as it
-        // has windows), unigrams are `base[UNIGRAMS] + word`. The weight of id i is `idf[i]`:
-        // each partition fills its own slice of it.
+        // has windows), unigrams are `base[UNIGRAMS] + word`.
         let room: Vec<usize> = (0..PARTS)
             .map(|p| {
                 windows
@@ -960,30 +978,38 @@ impl Parts<'_, '_> {
             .collect();
         let total: usize = room.iter().sum();
         assert!(total < u32::MAX as usize, "fewer than 2^32 n-grams");
-        let mut idf_all = vec![0.0f64; total];
-        let mut slices = Vec::with_capacity(room.len());
-        let (mut rest, mut base) = (&mut idf_all[..], 0usize);
-        for &r in &room {
-            let (mine, others) = rest.split_at_mut(r);
-            slices.push((base as u32, mine));
-            (rest, base) = (others, base + r);
-        }
-        let uni_base = slices[UNIGRAMS].0;
+        let bases: Vec<u32> = room
+            .iter()
+            .scan(0usize, |acc, &r| {
+                let b = *acc;
+                *acc += r;
+                Some(b as u32)
+            })
+            .collect();
+        let uni_base = bases[UNIGRAMS];
         // In parallel over the partitions (and the unigrams): per partition and chunk, the ids
-        // of the chunk's reference windows and of its candidate windows, in window order.
-        type PartIds = (Vec<Vec<u32>>, Vec<Vec<u32>>);
-        let parts: Vec<PartIds> = slices
+        // and weights of the chunk's reference windows and of its candidate windows, in window
+        // order.
+        struct PartIds {
+            ids: [Vec<Vec<u32>>; 2],
+            idf: [Vec<Vec<f64>>; 2],
+            unigrams: Vec<f64>,
+        }
+        let parts: Vec<PartIds> = (0..=UNIGRAMS)
             .into_par_iter()
-            .enumerate()
             .map_init(
-                || (GramTable::<K>::new(), Vec::new(), Vec::new()),
-                |(map, df, last), (p, (base, idf_out))| {
+                || (GramTable::<K>::new(), Vec::new(), Vec::new(), Vec::new()),
+                |(map, df, last, weights), p| {
                     if p == UNIGRAMS {
-                        unigram_idf(&chunks, idf, ref_len, &ln, idf_out);
-                        return (Vec::new(), Vec::new());
+                        return PartIds {
+                            ids: [Vec::new(), Vec::new()],
+                            idf: [Vec::new(), Vec::new()],
+                            unigrams: unigram_idf(&chunks, bound, idf, ref_len, &ln),
+                        };
                     }
-                    // About half the windows are distinct n-grams (the table grows if need be);
-                    // the storage is reused from partition to partition on a thread.
+                    let base = bases[p];
+                    // About half the windows are distinct n-grams (the table grows if need
+                    // be); the storage is reused from partition to partition on a thread.
                     map.reset(room[p] * 9 / 16);
                     df.clear();
                     last.clear();
@@ -1012,7 +1038,7 @@ impl Parts<'_, '_> {
                         }
                         ref_ids.push(out);
                     }
-                    let cand_ids = windows
+                    let cand_ids: Vec<Vec<u32>> = windows
                         .iter()
                         .map(|w| {
                             w.cands[p]
@@ -1026,35 +1052,49 @@ impl Parts<'_, '_> {
                                 .collect()
                         })
                         .collect();
+                    weights.clear();
                     match idf {
                         IdfSource::Batch => {
-                            for (out, &d) in idf_out.iter_mut().zip(df.iter()) {
-                                *out = ref_len - ln[d as usize];
-                            }
+                            weights.extend(df.iter().map(|&d| ref_len - ln[d as usize]));
                         }
                         IdfSource::Table(t) => {
+                            weights.resize(df.len(), 0.0);
                             for (key, id) in map.iter() {
-                                idf_out[(id - base) as usize] = ref_len - t.ln_df(&key.ngram());
+                                weights[(id - base) as usize] = ref_len - t.ln_df(&key.ngram());
                             }
                         }
                     }
-                    (ref_ids, cand_ids)
+                    let gather = |ids: &Vec<Vec<u32>>| -> Vec<Vec<f64>> {
+                        ids.iter()
+                            .map(|v| v.iter().map(|&id| weights[(id - base) as usize]).collect())
+                            .collect()
+                    };
+                    PartIds {
+                        idf: [gather(&ref_ids), gather(&cand_ids)],
+                        ids: [ref_ids, cand_ids],
+                        unigrams: Vec::new(),
+                    }
                 },
             )
             .collect();
         drop(windows);
         let mut chunks = chunks;
-        for (ref_ids, cand_ids) in parts.into_iter().take(PARTS) {
-            for (ch, ids) in chunks.iter_mut().zip(ref_ids) {
-                ch.win_ids[0].push(ids);
+        let mut uni_idf = Vec::new();
+        for (p, part) in parts.into_iter().enumerate() {
+            if p == UNIGRAMS {
+                uni_idf = part.unigrams;
+                continue;
             }
-            for (ch, ids) in chunks.iter_mut().zip(cand_ids) {
-                ch.win_ids[1].push(ids);
+            for (side, (ids, idf)) in part.ids.into_iter().zip(part.idf).enumerate() {
+                for (ch, (ids, idf)) in chunks.iter_mut().zip(ids.into_iter().zip(idf)) {
+                    ch.win_ids[side].push(ids);
+                    ch.win_idf[side].push(idf);
+                }
             }
         }
         BatchWords {
             chunks,
-            idf: idf_all,
+            uni_idf,
             uni_base,
         }
     }
@@ -1128,15 +1168,16 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
     w
 }
 
-/// CIDEr weights of the unigrams, indexed by word id, into `out`.
+/// CIDEr weights of the unigrams, indexed by word id (`bound` words).
 fn unigram_idf(
     chunks: &[WordChunk],
+    bound: u32,
     idf: IdfSource<'_>,
     ref_len: f64,
     ln: &[f64],
-    out: &mut [f64],
-) {
-    let bound = out.len();
+) -> Vec<f64> {
+    let bound = bound as usize;
+    let mut out = vec![0.0; bound];
     match idf {
         IdfSource::Batch => {
             let mut df = vec![0u32; bound];
@@ -1158,6 +1199,7 @@ fn unigram_idf(
             for (o, &d) in out.iter_mut().zip(&df) {
                 *o = ref_len - ln[d as usize];
             }
+            out
         }
         IdfSource::Table(t) => {
             let mut done = vec![false; bound];
@@ -1168,6 +1210,7 @@ fn unigram_idf(
                     }
                 }
             }
+            out
         }
     }
 }
@@ -1177,19 +1220,28 @@ fn unigram_idf(
 pub struct GramBuf {
     ids: Vec<u32>,
     counts: Vec<u32>,
+    idfs: Vec<f64>,
     spans: Vec<(u32, [u32; MAX_ORDER], u32)>,
     window: Vec<u32>,
+    window_idf: Vec<f64>,
 }
 
 /// Appends the distinct ids of `ids` to `out_ids` with their counts to `out_counts`, in
-/// first-occurrence order.
-fn push_id_counts(ids: &[u32], out_ids: &mut Vec<u32>, out_counts: &mut Vec<u32>) {
+/// first-occurrence order, and for each the `weight` of its first occurrence (the index of the
+/// occurrence in `ids`) to `out_weights`.
+fn push_id_counts(
+    ids: &[u32],
+    weight: impl Fn(usize) -> f64,
+    out_ids: &mut Vec<u32>,
+    out_counts: &mut Vec<u32>,
+    out_weights: &mut Vec<f64>,
+) {
     let start = out_ids.len();
     if ids.len() <= 64 {
         // Short sentences (nearly all captions): a 64-bit Bloom filter of the ids seen so far
         // settles most windows (repeats are rare) without a scan.
         let mut bloom = 0u64;
-        for &g in ids {
+        for (i, &g) in ids.iter().enumerate() {
             let bit = 1u64 << (g.wrapping_mul(0x9E37_79B1) >> 26);
             if bloom & bit != 0 {
                 if let Some(k) = out_ids[start..].iter().position(|&h| h == g) {
@@ -1200,16 +1252,18 @@ fn push_id_counts(ids: &[u32], out_ids: &mut Vec<u32>, out_counts: &mut Vec<u32>
             bloom |= bit;
             out_ids.push(g);
             out_counts.push(1);
+            out_weights.push(weight(i));
         }
     } else {
         let mut index: FxHashMap<u32, usize> = FxHashMap::default();
-        for &g in ids {
+        for (i, &g) in ids.iter().enumerate() {
             match index.get(&g) {
-                Some(&i) => out_counts[i] += 1,
+                Some(&k) => out_counts[k] += 1,
                 None => {
                     index.insert(g, out_ids.len());
                     out_ids.push(g);
                     out_counts.push(1);
+                    out_weights.push(weight(i));
                 }
             }
         }
@@ -1298,6 +1352,7 @@ impl GramIndex {
 pub struct Grams<'a> {
     ids: &'a [u32],
     counts: &'a [u32],
+    idfs: &'a [f64],
     ends: [u32; MAX_ORDER],
     words: u32,
 }
@@ -1309,6 +1364,8 @@ pub struct GramList<'a> {
     pub ids: &'a [u32],
     /// Their counts.
     pub counts: &'a [u32],
+    /// Their CIDEr weights `ln(N) - ln(max(1, df))` (when known).
+    pub idfs: &'a [f64],
 }
 
 impl<'a> GramList<'a> {
@@ -1348,6 +1405,7 @@ impl<'a> Grams<'a> {
         GramList {
             ids: &self.ids[start..end],
             counts: &self.counts[start..end],
+            idfs: &self.idfs[start..end],
         }
     }
 
@@ -1362,6 +1420,7 @@ impl<'a> Grams<'a> {
         GramList {
             ids: self.ids,
             counts: self.counts,
+            idfs: self.idfs,
         }
     }
 
@@ -1394,6 +1453,7 @@ pub struct GramCounter {
 pub struct OwnedGrams {
     ids: Vec<u32>,
     counts: Vec<u32>,
+    idfs: Vec<f64>,
     ends: [u32; MAX_ORDER],
     words: u32,
 }
@@ -1404,6 +1464,7 @@ impl OwnedGrams {
         Grams {
             ids: &self.ids,
             counts: &self.counts,
+            idfs: &self.idfs,
             ends: self.ends,
             words: self.words,
         }
@@ -1422,18 +1483,25 @@ impl GramCounter {
         *self.ids.entry(g).or_insert(next)
     }
 
-    /// Counts the n-grams of `words`.
+    /// Counts the n-grams of `words` (CIDEr weights 0).
     pub fn count(&mut self, words: &[u32]) -> OwnedGrams {
-        let (mut ids, mut counts) = (Vec::new(), Vec::new());
+        self.count_weighted(words, |_| 0.0)
+    }
+
+    /// Counts the n-grams of `words`, with the CIDEr weight `idf(n-gram)` of each.
+    pub fn count_weighted(&mut self, words: &[u32], idf: impl Fn(&Ngram) -> f64) -> OwnedGrams {
+        let (mut ids, mut counts, mut idfs) = (Vec::new(), Vec::new(), Vec::new());
         let mut ends = [0u32; MAX_ORDER];
         for n in 1..=MAX_ORDER {
-            let g: Vec<u32> = words.windows(n).map(|w| self.id(Ngram::new(w))).collect();
-            push_id_counts(&g, &mut ids, &mut counts);
+            let grams: Vec<Ngram> = words.windows(n).map(Ngram::new).collect();
+            let g: Vec<u32> = grams.iter().map(|&x| self.id(x)).collect();
+            push_id_counts(&g, |i| idf(&grams[i]), &mut ids, &mut counts, &mut idfs);
             ends[n - 1] = ids.len() as u32;
         }
         OwnedGrams {
             ids,
             counts,
+            idfs,
             ends,
             words: words.len() as u32,
         }

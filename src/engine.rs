@@ -556,9 +556,8 @@ fn score_inner(
                             }
                             if !variants_ref.is_empty() {
                                 vecs.resize_with(image.len(), SentenceVec::default);
-                                let idf = |id: u32| words.idf(id);
                                 for (v, s) in vecs.iter_mut().zip(&image) {
-                                    v.fill(s, idf);
+                                    v.fill(s);
                                 }
                                 let (c, r) =
                                     vecs[..image.len()].split_first().expect("a candidate");

@@ -45,16 +45,16 @@ pub struct SentenceVec {
 }
 
 impl SentenceVec {
-    /// Weights `tf * idf(id)` for the n-grams of a sentence, where `idf(id)` is
-    /// `ln(N) - ln(max(1, df))` of the n-gram.
-    pub fn new(s: &Grams<'_>, idf: impl Fn(u32) -> f64) -> SentenceVec {
+    /// Weights `tf * idf` for the n-grams of a sentence, where `idf` is the n-gram's
+    /// `ln(N) - ln(max(1, df))` (carried by `s`).
+    pub fn new(s: &Grams<'_>) -> SentenceVec {
         let mut v = SentenceVec::default();
-        v.fill(s, idf);
+        v.fill(s);
         v
     }
 
     /// [`SentenceVec::new`] into existing storage.
-    pub fn fill(&mut self, s: &Grams<'_>, idf: impl Fn(u32) -> f64) {
+    pub fn fill(&mut self, s: &Grams<'_>) {
         self.ids.clear();
         self.weights.clear();
         for n in 1..=MAX_ORDER {
@@ -63,10 +63,10 @@ impl SentenceVec {
             self.ids.extend_from_slice(grams.ids);
             self.weights.extend(
                 grams
-                    .ids
+                    .counts
                     .iter()
-                    .zip(grams.counts)
-                    .map(|(&g, &tf)| f64::from(tf) * idf(g)),
+                    .zip(grams.idfs)
+                    .map(|(&tf, &idf)| f64::from(tf) * idf),
             );
             // Summed in first-occurrence order, as the reference sums its dictionary.
             let mut norm = 0.0f64;
@@ -172,29 +172,16 @@ mod tests {
             .map(|refs| refs.iter().map(|r| SentenceNgrams::new(r)).collect())
             .collect();
         let df = DfTable::build(ng.iter().map(|refs| refs.iter()));
-        let mut counter = GramCounter::new();
-        let c = counter.count(cand);
-        let r: Vec<_> = images[0].iter().map(|r| counter.count(r)).collect();
-        let mut by_id: Vec<Ngram> = Vec::new();
-        for w in images
-            .iter()
-            .flatten()
-            .chain(std::iter::once(&cand.to_vec()))
-        {
-            for n in 1..=MAX_ORDER {
-                for g in w.windows(n) {
-                    let id = counter.id(Ngram::new(g)) as usize;
-                    if by_id.len() <= id {
-                        by_id.resize(id + 1, Ngram::new(&[]));
-                    }
-                    by_id[id] = Ngram::new(g);
-                }
-            }
-        }
         let ref_len = (df.doc_count() as f64).ln();
-        let idf = |id: u32| ref_len - df.ln_df(&by_id[id as usize]);
-        let cv = SentenceVec::new(&c.view(), idf);
-        let rv: Vec<_> = r.iter().map(|r| SentenceVec::new(&r.view(), idf)).collect();
+        let idf = |g: &Ngram| ref_len - df.ln_df(g);
+        let mut counter = GramCounter::new();
+        let c = counter.count_weighted(cand, idf);
+        let r: Vec<_> = images[0]
+            .iter()
+            .map(|r| counter.count_weighted(r, idf))
+            .collect();
+        let cv = SentenceVec::new(&c.view());
+        let rv: Vec<_> = r.iter().map(|r| SentenceVec::new(&r.view())).collect();
         image_score(variant, &cv, &rv)
     }
 
