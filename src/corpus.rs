@@ -617,15 +617,15 @@ struct WordChunk {
     /// ROUGE-L words of the captions whose U+0020 split differs from their word split, by
     /// chunk-local caption index (ascending).
     rouge_words: Vec<(u32, Vec<u32>)>,
-    /// Partition of each n-gram window of orders 2..=4 (captions in turn, each order-major).
-    /// Empty when n-grams were not requested.
-    win_part: Vec<u8>,
-    /// Per partition, the n-gram ids of the reference windows in that partition, in window
-    /// order; then the same for the candidate windows.
-    win_ids: [Vec<Vec<u32>>; 2],
-    /// The CIDEr weights `ln(N) - ln(max(1, df))` of the same n-grams (read in window order:
-    /// no lookups in a large table when scoring).
-    win_idf: [Vec<Vec<f64>>; 2],
+    /// For each n-gram window of orders 2..=4 (captions in turn, each order-major), its place
+    /// in the columns of its side. Empty when n-grams were not requested.
+    win_loc: Vec<u32>,
+    /// The n-gram ids of the reference windows (partition by partition, each in window
+    /// order); then those of the candidate windows.
+    win_ids: [Vec<u32>; 2],
+    /// The CIDEr weights `ln(N) - ln(max(1, df))` of the same n-grams (read along with the
+    /// ids: no lookups in a large table when scoring).
+    win_idf: [Vec<f64>; 2],
 }
 
 impl WordChunk {
@@ -797,20 +797,17 @@ impl BatchWords {
             uni_base: self.uni_base,
             j: 0,
             win: 0,
-            cursors: [[0; PARTS]; 2],
         }
     }
 }
 
-/// Reads the n-gram counts of the images of a chunk, in order: each window's id is the next
-/// unread id of its partition (the partitions list them in window order).
+/// Reads the n-gram counts of the images of a chunk, in order.
 pub struct ChunkGrams<'w> {
     ch: &'w WordChunk,
     uni_idf: &'w [f64],
     uni_base: u32,
     j: usize,
     win: usize,
-    cursors: [[usize; PARTS]; 2],
 }
 
 impl ChunkGrams<'_> {
@@ -820,51 +817,48 @@ impl ChunkGrams<'_> {
         let ch = self.ch;
         let j = self.j;
         self.j += 1;
-        buf.ids.clear();
-        buf.counts.clear();
-        buf.idfs.clear();
+        let caps = ch.img_cap[j] as usize..ch.img_cap[j + 1] as usize;
+        // Room for every word and window being distinct; written by index, then viewed.
+        let room: usize = caps
+            .clone()
+            .map(|k| {
+                let len = ch.words(k).len();
+                len + window_count(len)
+            })
+            .sum();
+        if buf.ids.len() < room {
+            buf.ids.resize(room, 0);
+            buf.counts.resize(room, 0);
+            buf.idfs.resize(room, 0.0);
+        }
+        let (ids, counts, idfs) = (&mut buf.ids[..], &mut buf.counts[..], &mut buf.idfs[..]);
         buf.spans.clear();
-        for k in ch.img_cap[j] as usize..ch.img_cap[j + 1] as usize {
+        let mut n = 0usize;
+        for k in caps {
             let side = 1 - usize::from(k != ch.img_cap[j] as usize);
-            let (ids, idfs) = (&ch.win_ids[side], &ch.win_idf[side]);
-            let cursors = &mut self.cursors[side];
+            let (win_ids, win_idf) = (&ch.win_ids[side][..], &ch.win_idf[side][..]);
             let words = ch.words(k);
-            let begin = buf.ids.len() as u32;
+            let begin = n;
             let mut ends = [0u32; MAX_ORDER];
-            let uni_idf = self.uni_idf;
-            push_id_counts(
-                words,
-                |i| uni_idf[words[i] as usize],
-                &mut buf.ids,
-                &mut buf.counts,
-                &mut buf.idfs,
+            let (uni_base, uni_idf) = (self.uni_base, self.uni_idf);
+            n = count_into(
+                words.iter().map(|&w| (uni_base + w, uni_idf[w as usize])),
+                words.len(),
+                (ids, counts, idfs),
+                n,
             );
-            for id in &mut buf.ids[begin as usize..] {
-                *id += self.uni_base;
-            }
-            ends[0] = buf.ids.len() as u32;
-            for n in 2..=MAX_ORDER {
-                let len = (words.len() + 1).saturating_sub(n);
-                buf.window.clear();
-                buf.window_idf.clear();
-                for &p in &ch.win_part[self.win..self.win + len] {
-                    let p = p as usize;
-                    buf.window.push(ids[p][cursors[p]]);
-                    buf.window_idf.push(idfs[p][cursors[p]]);
-                    cursors[p] += 1;
-                }
+            ends[0] = n as u32;
+            for order in 2..=MAX_ORDER {
+                let len = (words.len() + 1).saturating_sub(order);
+                let locs = &ch.win_loc[self.win..self.win + len];
                 self.win += len;
-                let w = &buf.window_idf;
-                push_id_counts(
-                    &buf.window,
-                    |i| w[i],
-                    &mut buf.ids,
-                    &mut buf.counts,
-                    &mut buf.idfs,
-                );
-                ends[n - 1] = buf.ids.len() as u32;
+                let windows = locs
+                    .iter()
+                    .map(|&l| (win_ids[l as usize], win_idf[l as usize]));
+                n = count_into(windows, len, (ids, counts, idfs), n);
+                ends[order - 1] = n as u32;
             }
-            buf.spans.push((begin, ends, words.len() as u32));
+            buf.spans.push((begin as u32, ends, words.len() as u32));
         }
         let (ids, counts, idfs) = (&buf.ids, &buf.counts, &buf.idfs);
         buf.spans
@@ -881,6 +875,53 @@ impl ChunkGrams<'_> {
             })
             .collect()
     }
+}
+
+/// Writes the distinct ids of `items` (`len` of them, each with its weight) from position `n`
+/// of the columns, with their counts, in first-occurrence order (a repeat keeps the weight of
+/// the first occurrence). Returns the new end.
+#[inline]
+fn count_into(
+    items: impl Iterator<Item = (u32, f64)>,
+    len: usize,
+    (ids, counts, idfs): (&mut [u32], &mut [u32], &mut [f64]),
+    mut n: usize,
+) -> usize {
+    let start = n;
+    if len <= 64 {
+        // A 64-bit Bloom filter of the ids seen so far settles most items (repeats are rare)
+        // without a scan.
+        let mut bloom = 0u64;
+        for (g, w) in items {
+            let bit = 1u64 << (g.wrapping_mul(0x9E37_79B1) >> 26);
+            if bloom & bit != 0 {
+                if let Some(k) = ids[start..n].iter().position(|&h| h == g) {
+                    counts[start + k] += 1;
+                    continue;
+                }
+            }
+            bloom |= bit;
+            ids[n] = g;
+            counts[n] = 1;
+            idfs[n] = w;
+            n += 1;
+        }
+    } else {
+        let mut index: FxHashMap<u32, usize> = FxHashMap::default();
+        for (g, w) in items {
+            match index.get(&g) {
+                Some(&k) => counts[k] += 1,
+                None => {
+                    index.insert(g, n);
+                    ids[n] = g;
+                    counts[n] = 1;
+                    idfs[n] = w;
+                    n += 1;
+                }
+            }
+        }
+    }
+    n
 }
 
 /// The inputs of [`BatchWords::build`] after the merge.
@@ -934,7 +975,7 @@ impl Parts<'_, '_> {
                     word_off,
                     words,
                     rouge_words,
-                    win_part: Vec::new(),
+                    win_loc: Vec::new(),
                     win_ids: [Vec::new(), Vec::new()],
                     win_idf: [Vec::new(), Vec::new()],
                 };
@@ -987,110 +1028,112 @@ impl Parts<'_, '_> {
             })
             .collect();
         let uni_base = bases[UNIGRAMS];
-        // In parallel over the partitions (and the unigrams): per partition and chunk, the ids
-        // and weights of the chunk's reference windows and of its candidate windows, in window
-        // order.
-        struct PartIds {
-            ids: [Vec<Vec<u32>>; 2],
-            idf: [Vec<Vec<f64>>; 2],
-            unigrams: Vec<f64>,
+        // The id and weight columns of each chunk, one block per partition (in window order
+        // within a block); each partition fills its own blocks, in parallel.
+        type Column<'c> = (&'c mut [u32], &'c mut [f64]);
+        let mut columns: Vec<[(Vec<u32>, Vec<f64>); 2]> = windows
+            .iter()
+            .map(|w| {
+                [&w.refs, &w.cands].map(|side| {
+                    let len: usize = side.iter().map(Vec::len).sum();
+                    (vec![0u32; len], vec![0.0f64; len])
+                })
+            })
+            .collect();
+        let mut blocks: Vec<Vec<[Column<'_>; 2]>> = (0..PARTS)
+            .map(|_| Vec::with_capacity(columns.len()))
+            .collect();
+        for (col, w) in columns.iter_mut().zip(&windows) {
+            let [(rid, ridf), (cid, cidf)] = col;
+            let mut sides: [Column<'_>; 2] =
+                [(&mut rid[..], &mut ridf[..]), (&mut cid[..], &mut cidf[..])];
+            let mut per_part: Vec<[Column<'_>; 2]> = Vec::with_capacity(PARTS);
+            for p in 0..PARTS {
+                let lens = [w.refs[p].len(), w.cands[p].len()];
+                let taken = [0, 1].map(|k| {
+                    let (ids, idf) = std::mem::take(&mut sides[k]);
+                    let (ids_p, ids_rest) = ids.split_at_mut(lens[k]);
+                    let (idf_p, idf_rest) = idf.split_at_mut(lens[k]);
+                    sides[k] = (ids_rest, idf_rest);
+                    (ids_p, idf_p)
+                });
+                per_part.push(taken);
+            }
+            for (p, block) in per_part.into_iter().enumerate() {
+                blocks[p].push(block);
+            }
         }
-        let parts: Vec<PartIds> = (0..=UNIGRAMS)
-            .into_par_iter()
-            .map_init(
-                || (GramTable::<K>::new(), Vec::new(), Vec::new(), Vec::new()),
-                |(map, df, last, weights), p| {
-                    if p == UNIGRAMS {
-                        return PartIds {
-                            ids: [Vec::new(), Vec::new()],
-                            idf: [Vec::new(), Vec::new()],
-                            unigrams: unigram_idf(&chunks, bound, idf, ref_len, &ln),
-                        };
-                    }
-                    let base = bases[p];
-                    // About half the windows are distinct n-grams (the table grows if need
-                    // be); the storage is reused from partition to partition on a thread.
-                    map.reset(room[p] * 9 / 16);
-                    df.clear();
-                    last.clear();
-                    let mut ref_ids = Vec::with_capacity(chunks.len());
-                    for (ch, w) in chunks.iter().zip(&windows) {
-                        let keys = &w.refs[p];
-                        let mut out = Vec::with_capacity(keys.len());
-                        let mut at = 0usize;
-                        for (j, ends) in w.ref_end.iter().enumerate() {
-                            let img = (ch.first_img + j) as u32;
-                            let end = ends[p] as usize;
-                            for &key in &keys[at..end] {
-                                let id = map.get_or_insert(key, || {
+        let (uni_idf, ()) = rayon::join(
+            || unigram_idf(&chunks, bound, idf, ref_len, &ln),
+            || {
+                blocks.into_par_iter().enumerate().for_each_init(
+                    || (GramTable::<K>::new(), Vec::new(), Vec::new(), Vec::new()),
+                    |(map, df, last, weights), (p, mut out)| {
+                        let base = bases[p];
+                        // About half the windows are distinct n-grams (the table grows if need
+                        // be); the storage is reused from partition to partition on a thread.
+                        map.reset(room[p] * 9 / 16);
+                        df.clear();
+                        last.clear();
+                        for ((ch, w), block) in chunks.iter().zip(&windows).zip(&mut out) {
+                            let keys = &w.refs[p];
+                            let ids = &mut block[0].0;
+                            let mut at = 0usize;
+                            for (j, ends) in w.ref_end.iter().enumerate() {
+                                let img = (ch.first_img + j) as u32;
+                                let end = ends[p] as usize;
+                                for (slot, &key) in ids[at..end].iter_mut().zip(&keys[at..end]) {
+                                    let id = map.get_or_insert(key, || {
+                                        df.push(0);
+                                        last.push(u32::MAX);
+                                        base + (df.len() - 1) as u32
+                                    });
+                                    let i = (id - base) as usize;
+                                    if last[i] != img {
+                                        last[i] = img;
+                                        df[i] += 1;
+                                    }
+                                    *slot = id;
+                                }
+                                at = end;
+                            }
+                        }
+                        for (w, block) in windows.iter().zip(&mut out) {
+                            for (slot, &key) in block[1].0.iter_mut().zip(&w.cands[p]) {
+                                *slot = map.get_or_insert(key, || {
                                     df.push(0);
-                                    last.push(u32::MAX);
                                     base + (df.len() - 1) as u32
                                 });
-                                let i = (id - base) as usize;
-                                if last[i] != img {
-                                    last[i] = img;
-                                    df[i] += 1;
+                            }
+                        }
+                        weights.clear();
+                        match idf {
+                            IdfSource::Batch => {
+                                weights.extend(df.iter().map(|&d| ref_len - ln[d as usize]));
+                            }
+                            IdfSource::Table(t) => {
+                                weights.resize(df.len(), 0.0);
+                                for (key, id) in map.iter() {
+                                    weights[(id - base) as usize] = ref_len - t.ln_df(&key.ngram());
                                 }
-                                out.push(id);
-                            }
-                            at = end;
-                        }
-                        ref_ids.push(out);
-                    }
-                    let cand_ids: Vec<Vec<u32>> = windows
-                        .iter()
-                        .map(|w| {
-                            w.cands[p]
-                                .iter()
-                                .map(|&key| {
-                                    map.get_or_insert(key, || {
-                                        df.push(0);
-                                        base + (df.len() - 1) as u32
-                                    })
-                                })
-                                .collect()
-                        })
-                        .collect();
-                    weights.clear();
-                    match idf {
-                        IdfSource::Batch => {
-                            weights.extend(df.iter().map(|&d| ref_len - ln[d as usize]));
-                        }
-                        IdfSource::Table(t) => {
-                            weights.resize(df.len(), 0.0);
-                            for (key, id) in map.iter() {
-                                weights[(id - base) as usize] = ref_len - t.ln_df(&key.ngram());
                             }
                         }
-                    }
-                    let gather = |ids: &Vec<Vec<u32>>| -> Vec<Vec<f64>> {
-                        ids.iter()
-                            .map(|v| v.iter().map(|&id| weights[(id - base) as usize]).collect())
-                            .collect()
-                    };
-                    PartIds {
-                        idf: [gather(&ref_ids), gather(&cand_ids)],
-                        ids: [ref_ids, cand_ids],
-                        unigrams: Vec::new(),
-                    }
-                },
-            )
-            .collect();
+                        for block in &mut out {
+                            for (ids, idf) in block.iter_mut() {
+                                for (w, &id) in idf.iter_mut().zip(ids.iter()) {
+                                    *w = weights[(id - base) as usize];
+                                }
+                            }
+                        }
+                    },
+                )
+            },
+        );
         drop(windows);
         let mut chunks = chunks;
-        let mut uni_idf = Vec::new();
-        for (p, part) in parts.into_iter().enumerate() {
-            if p == UNIGRAMS {
-                uni_idf = part.unigrams;
-                continue;
-            }
-            for (side, (ids, idf)) in part.ids.into_iter().zip(part.idf).enumerate() {
-                for (ch, (ids, idf)) in chunks.iter_mut().zip(ids.into_iter().zip(idf)) {
-                    ch.win_ids[side].push(ids);
-                    ch.win_idf[side].push(idf);
-                }
-            }
+        for (ch, [(rid, ridf), (cid, cidf)]) in chunks.iter_mut().zip(columns) {
+            ch.win_ids = [rid, cid];
+            ch.win_idf = [ridf, cidf];
         }
         BatchWords {
             chunks,
@@ -1110,8 +1153,8 @@ struct ChunkWindows<K> {
     ref_end: Vec<[u32; PARTS]>,
 }
 
-/// Lists the windows (orders 2..=4) of a chunk's captions by partition, and records the
-/// partition of each window in `win_part`.
+/// Lists the windows (orders 2..=4) of a chunk's captions by partition, and records where
+/// each window's id will be in the chunk's columns (`win_loc`).
 fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
     let caps = ch.word_off.len() - 1;
     let (mut total, mut cand_total) = (0usize, 0usize);
@@ -1134,11 +1177,14 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
             .collect(),
         ref_end: Vec::with_capacity(ch.images()),
     };
-    let mut win_part = Vec::with_capacity(total);
+    // Per window: its side and partition, and its place in that partition's list.
+    let mut side_part: Vec<u8> = Vec::with_capacity(total);
+    let mut win_loc: Vec<u32> = Vec::with_capacity(total);
     let mut keys: Vec<K> = Vec::new();
     for j in 0..ch.images() {
         let first = ch.img_cap[j] as usize;
         for k in first..ch.img_cap[j + 1] as usize {
+            let side = u8::from(k == first);
             let out = if k == first {
                 &mut w.cands
             } else {
@@ -1153,8 +1199,9 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
                     let key = keys[i].extend(n, words[i + n]);
                     keys[i] = key;
                     let p = key.part();
+                    win_loc.push(out[p].len() as u32);
                     out[p].push(key);
-                    win_part.push(p as u8);
+                    side_part.push(side << 4 | p as u8);
                 }
             }
         }
@@ -1164,7 +1211,19 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
         }
         w.ref_end.push(ends);
     }
-    ch.win_part = win_part;
+    // Places in the partition-major columns of each side.
+    let mut offsets = [[0u32; PARTS]; 2];
+    for (side, lists) in [&w.refs, &w.cands].into_iter().enumerate() {
+        let mut at = 0u32;
+        for (o, list) in offsets[side].iter_mut().zip(lists) {
+            *o = at;
+            at += list.len() as u32;
+        }
+    }
+    for (loc, &sp) in win_loc.iter_mut().zip(&side_part) {
+        *loc += offsets[usize::from(sp >> 4)][usize::from(sp & 15)];
+    }
+    ch.win_loc = win_loc;
     w
 }
 
@@ -1222,8 +1281,6 @@ pub struct GramBuf {
     counts: Vec<u32>,
     idfs: Vec<f64>,
     spans: Vec<(u32, [u32; MAX_ORDER], u32)>,
-    window: Vec<u32>,
-    window_idf: Vec<f64>,
 }
 
 /// Appends the distinct ids of `ids` to `out_ids` with their counts to `out_counts`, in
@@ -1237,37 +1294,19 @@ fn push_id_counts(
     out_weights: &mut Vec<f64>,
 ) {
     let start = out_ids.len();
-    if ids.len() <= 64 {
-        // Short sentences (nearly all captions): a 64-bit Bloom filter of the ids seen so far
-        // settles most windows (repeats are rare) without a scan.
-        let mut bloom = 0u64;
-        for (i, &g) in ids.iter().enumerate() {
-            let bit = 1u64 << (g.wrapping_mul(0x9E37_79B1) >> 26);
-            if bloom & bit != 0 {
-                if let Some(k) = out_ids[start..].iter().position(|&h| h == g) {
-                    out_counts[start + k] += 1;
-                    continue;
-                }
-            }
-            bloom |= bit;
-            out_ids.push(g);
-            out_counts.push(1);
-            out_weights.push(weight(i));
-        }
-    } else {
-        let mut index: FxHashMap<u32, usize> = FxHashMap::default();
-        for (i, &g) in ids.iter().enumerate() {
-            match index.get(&g) {
-                Some(&k) => out_counts[k] += 1,
-                None => {
-                    index.insert(g, out_ids.len());
-                    out_ids.push(g);
-                    out_counts.push(1);
-                    out_weights.push(weight(i));
-                }
-            }
-        }
-    }
+    out_ids.resize(start + ids.len(), 0);
+    out_counts.resize(start + ids.len(), 0);
+    out_weights.resize(start + ids.len(), 0.0);
+    let items = ids.iter().enumerate().map(|(i, &g)| (g, weight(i)));
+    let end = count_into(
+        items,
+        ids.len(),
+        (&mut out_ids[..], &mut out_counts[..], &mut out_weights[..]),
+        start,
+    );
+    out_ids.truncate(end);
+    out_counts.truncate(end);
+    out_weights.truncate(end);
 }
 
 /// Positions of distinct n-gram ids: a small open-addressing table, so that a candidate's

@@ -87,6 +87,22 @@ impl SentenceVec {
     }
 }
 
+/// CIDEr-D's Gaussian length penalty `pow(E, -(delta^2) / (2 * 6^2))` for a difference of
+/// `delta` bigrams (common differences computed once: the same `pow` calls, so the same bits).
+fn length_penalty(delta: i64) -> f64 {
+    fn penalty(delta: i64) -> f64 {
+        let delta = delta as f64;
+        std::f64::consts::E.powf(-(delta * delta) / (2.0 * SIGMA * SIGMA))
+    }
+    const SPAN: i64 = 64;
+    static TABLE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
+    if delta.abs() > SPAN {
+        return penalty(delta);
+    }
+    let table = TABLE.get_or_init(|| (-SPAN..=SPAN).map(penalty).collect());
+    table[(delta + SPAN) as usize]
+}
+
 /// Per-order similarity of a candidate with one reference. `wr` receives, per candidate n-gram,
 /// its weight in the reference (0 when absent).
 fn sim(
@@ -102,8 +118,7 @@ fn sim(
             wr[i] = w;
         }
     }
-    let delta = (c.length - r.length) as f64;
-    let penalty = std::f64::consts::E.powf(-(delta * delta) / (2.0 * SIGMA * SIGMA));
+    let penalty = length_penalty(c.length - r.length);
     let mut val = [0.0f64; MAX_ORDER];
     for (n, v) in val.iter_mut().enumerate() {
         // Candidate n-grams in first-occurrence order: pycocoevalcap's summation order.
@@ -183,6 +198,15 @@ mod tests {
         let cv = SentenceVec::new(&c.view());
         let rv: Vec<_> = r.iter().map(|r| SentenceVec::new(&r.view())).collect();
         image_score(variant, &cv, &rv)
+    }
+
+    #[test]
+    fn cached_length_penalties_are_the_computed_ones() {
+        for delta in -100i64..=100 {
+            let d = delta as f64;
+            let direct = std::f64::consts::E.powf(-(d * d) / (2.0 * SIGMA * SIGMA));
+            assert_eq!(length_penalty(delta).to_bits(), direct.to_bits(), "{delta}");
+        }
     }
 
     #[test]
