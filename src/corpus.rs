@@ -302,6 +302,8 @@ const PARTS: usize = 1 << PART_BITS;
 const UNIGRAMS: usize = PARTS;
 /// Images per chunk (fixed, so that ids do not depend on the number of threads).
 const CHUNK_IMAGES: usize = 64;
+/// A window's place in its partition's list takes the low `POS_BITS` bits of its location.
+const POS_BITS: u32 = 32 - PART_BITS;
 
 /// An n-gram key for batch interning: the packed word ids of the n-gram.
 trait GramKey: Copy + Eq + std::hash::Hash + Send + Sync {
@@ -317,6 +319,10 @@ trait GramKey: Copy + Eq + std::hash::Hash + Send + Sync {
     fn part(self) -> usize;
     /// A key no n-gram of order 2..=4 has (every slot unused).
     const EMPTY: Self;
+    /// An n-gram id and its document frequency, stored in a key's place once it is interned.
+    fn pack(id: u32, df: u32) -> Self;
+    /// `id << 32 | df` of a value made by [`GramKey::pack`].
+    fn packed(self) -> u64;
     /// Slot in a table of `2^(64 - shift)` slots (independent of [`GramKey::part`]).
     fn slot(self, shift: u32) -> usize;
 }
@@ -425,6 +431,14 @@ impl GramKey for Packed {
     }
     const EMPTY: Packed = Packed(u64::MAX);
     #[inline]
+    fn pack(id: u32, df: u32) -> Packed {
+        Packed(u64::from(id) << 32 | u64::from(df))
+    }
+    #[inline]
+    fn packed(self) -> u64 {
+        self.0
+    }
+    #[inline]
     fn slot(self, shift: u32) -> usize {
         // The partition bits are the top bits of another product: drop them from this one.
         (self.0.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> shift) as usize
@@ -455,6 +469,14 @@ impl GramKey for Ngram {
         ((lo ^ hi) >> (64 - PART_BITS)) as usize
     }
     const EMPTY: Ngram = Ngram([Ngram::PAD; MAX_ORDER]);
+    #[inline]
+    fn pack(id: u32, df: u32) -> Ngram {
+        Ngram([id, df, 0, 0])
+    }
+    #[inline]
+    fn packed(self) -> u64 {
+        u64::from(self.0[0]) << 32 | u64::from(self.0[1])
+    }
     #[inline]
     fn slot(self, shift: u32) -> usize {
         let [a, b, c, d] = self.0;
@@ -617,15 +639,13 @@ struct WordChunk {
     /// ROUGE-L words of the captions whose U+0020 split differs from their word split, by
     /// chunk-local caption index (ascending).
     rouge_words: Vec<(u32, Vec<u32>)>,
-    /// For each n-gram window of orders 2..=4 (captions in turn, each order-major), its place
-    /// in the columns of its side. Empty when n-grams were not requested.
+    /// For each n-gram window of orders 2..=4 (captions in turn, each order-major), where its
+    /// n-gram is: `partition << POS_BITS | position` in `win_data` of its side. Empty when
+    /// n-grams were not requested.
     win_loc: Vec<u32>,
-    /// The n-gram ids of the reference windows (partition by partition, each in window
-    /// order); then those of the candidate windows.
-    win_ids: [Vec<u32>; 2],
-    /// The CIDEr weights `ln(N) - ln(max(1, df))` of the same n-grams (read along with the
-    /// ids: no lookups in a large table when scoring).
-    win_idf: [Vec<f64>; 2],
+    /// Per side (references, candidates) and partition: `id << 32 | df` of the windows, in
+    /// window order.
+    win_data: [Vec<Vec<u64>>; 2],
 }
 
 impl WordChunk {
@@ -644,6 +664,8 @@ pub struct BatchWords {
     chunks: Vec<WordChunk>,
     /// Per word: the CIDEr weight `ln(N) - ln(max(1, df))` of its unigram.
     uni_idf: Vec<f64>,
+    /// Per document frequency d: `ln(N) - ln(max(1, d))`, the weight of the other n-grams.
+    idf_by_df: Vec<f64>,
     /// The id of unigram `w` is `uni_base + w`.
     uni_base: u32,
 }
@@ -794,6 +816,7 @@ impl BatchWords {
         ChunkGrams {
             ch: &self.chunks[c],
             uni_idf: &self.uni_idf,
+            idf_by_df: &self.idf_by_df,
             uni_base: self.uni_base,
             j: 0,
             win: 0,
@@ -805,6 +828,7 @@ impl BatchWords {
 pub struct ChunkGrams<'w> {
     ch: &'w WordChunk,
     uni_idf: &'w [f64],
+    idf_by_df: &'w [f64],
     uni_base: u32,
     j: usize,
     win: usize,
@@ -836,7 +860,7 @@ impl ChunkGrams<'_> {
         let mut n = 0usize;
         for k in caps {
             let side = 1 - usize::from(k != ch.img_cap[j] as usize);
-            let (win_ids, win_idf) = (&ch.win_ids[side][..], &ch.win_idf[side][..]);
+            let (data, idf_by_df) = (&ch.win_data[side], self.idf_by_df);
             let words = ch.words(k);
             let begin = n;
             let mut ends = [0u32; MAX_ORDER];
@@ -852,9 +876,10 @@ impl ChunkGrams<'_> {
                 let len = (words.len() + 1).saturating_sub(order);
                 let locs = &ch.win_loc[self.win..self.win + len];
                 self.win += len;
-                let windows = locs
-                    .iter()
-                    .map(|&l| (win_ids[l as usize], win_idf[l as usize]));
+                let windows = locs.iter().map(|&l| {
+                    let v = data[(l >> POS_BITS) as usize][(l & ((1 << POS_BITS) - 1)) as usize];
+                    ((v >> 32) as u32, idf_by_df[v as u32 as usize])
+                });
                 n = count_into(windows, len, (ids, counts, idfs), n);
                 ends[order - 1] = n as u32;
             }
@@ -976,8 +1001,7 @@ impl Parts<'_, '_> {
                     words,
                     rouge_words,
                     win_loc: Vec::new(),
-                    win_ids: [Vec::new(), Vec::new()],
-                    win_idf: [Vec::new(), Vec::new()],
+                    win_data: [Vec::new(), Vec::new()],
                 };
                 let windows = if with_grams {
                     windows::<K>(&mut ch)
@@ -995,6 +1019,7 @@ impl Parts<'_, '_> {
             return BatchWords {
                 chunks,
                 uni_idf: Vec::new(),
+                idf_by_df: Vec::new(),
                 uni_base: 0,
             };
         };
@@ -1028,116 +1053,110 @@ impl Parts<'_, '_> {
             })
             .collect();
         let uni_base = bases[UNIGRAMS];
-        // The id and weight columns of each chunk, one block per partition (in window order
-        // within a block); each partition fills its own blocks, in parallel.
-        type Column<'c> = (&'c mut [u32], &'c mut [f64]);
-        let mut columns: Vec<[(Vec<u32>, Vec<f64>); 2]> = windows
-            .iter()
-            .map(|w| {
-                [&w.refs, &w.cands].map(|side| {
-                    let len: usize = side.iter().map(Vec::len).sum();
-                    (vec![0u32; len], vec![0.0f64; len])
-                })
-            })
-            .collect();
-        let mut blocks: Vec<Vec<[Column<'_>; 2]>> = (0..PARTS)
-            .map(|_| Vec::with_capacity(columns.len()))
-            .collect();
-        for (col, w) in columns.iter_mut().zip(&windows) {
-            let [(rid, ridf), (cid, cidf)] = col;
-            let mut sides: [Column<'_>; 2] =
-                [(&mut rid[..], &mut ridf[..]), (&mut cid[..], &mut cidf[..])];
-            let mut per_part: Vec<[Column<'_>; 2]> = Vec::with_capacity(PARTS);
-            for p in 0..PARTS {
-                let lens = [w.refs[p].len(), w.cands[p].len()];
-                let taken = [0, 1].map(|k| {
-                    let (ids, idf) = std::mem::take(&mut sides[k]);
-                    let (ids_p, ids_rest) = ids.split_at_mut(lens[k]);
-                    let (idf_p, idf_rest) = idf.split_at_mut(lens[k]);
-                    sides[k] = (ids_rest, idf_rest);
-                    (ids_p, idf_p)
-                });
-                per_part.push(taken);
-            }
-            for (p, block) in per_part.into_iter().enumerate() {
-                blocks[p].push(block);
+        // Each partition interns its windows in place: a window's key becomes its id and,
+        // once all references are counted, its document frequency (`GramKey::pack`).
+        type SideKeys<K> = [Vec<Vec<K>>; 2];
+        let (mut keys, ref_ends): (Vec<SideKeys<K>>, Vec<Vec<[u32; PARTS]>>) = windows
+            .into_iter()
+            .map(|w| ([w.refs, w.cands], w.ref_end))
+            .unzip();
+        let mut lists: Vec<Vec<[&mut Vec<K>; 2]>> =
+            (0..PARTS).map(|_| Vec::with_capacity(keys.len())).collect();
+        for [refs, cands] in keys.iter_mut() {
+            for ((r, c), list) in refs.iter_mut().zip(cands.iter_mut()).zip(&mut lists) {
+                list.push([r, c]);
             }
         }
-        let (uni_idf, ()) = rayon::join(
+        let (uni_idf, max_df) = rayon::join(
             || unigram_idf(&chunks, bound, idf, ref_len, &ln),
             || {
-                blocks.into_par_iter().enumerate().for_each_init(
-                    || (GramTable::<K>::new(), Vec::new(), Vec::new(), Vec::new()),
-                    |(map, df, last, weights), (p, mut out)| {
-                        let base = bases[p];
-                        // About half the windows are distinct n-grams (the table grows if need
-                        // be); the storage is reused from partition to partition on a thread.
-                        map.reset(room[p] * 9 / 16);
-                        df.clear();
-                        last.clear();
-                        for ((ch, w), block) in chunks.iter().zip(&windows).zip(&mut out) {
-                            let keys = &w.refs[p];
-                            let ids = &mut block[0].0;
-                            let mut at = 0usize;
-                            for (j, ends) in w.ref_end.iter().enumerate() {
-                                let img = (ch.first_img + j) as u32;
-                                let end = ends[p] as usize;
-                                for (slot, &key) in ids[at..end].iter_mut().zip(&keys[at..end]) {
-                                    let id = map.get_or_insert(key, || {
+                lists
+                    .into_par_iter()
+                    .enumerate()
+                    .map_init(
+                        || (GramTable::<K>::new(), Vec::new(), Vec::new()),
+                        |(map, df, last), (p, mut list)| {
+                            let base = bases[p];
+                            // About half the windows are distinct n-grams (the table grows if
+                            // need be); the storage is reused from partition to partition.
+                            map.reset(room[p] * 9 / 16);
+                            df.clear();
+                            last.clear();
+                            for ((ch, ends), [refs, _]) in
+                                chunks.iter().zip(&ref_ends).zip(list.iter_mut())
+                            {
+                                let mut at = 0usize;
+                                for (j, e) in ends.iter().enumerate() {
+                                    let img = (ch.first_img + j) as u32;
+                                    let end = e[p] as usize;
+                                    for slot in refs[at..end].iter_mut() {
+                                        let id = map.get_or_insert(*slot, || {
+                                            df.push(0);
+                                            last.push(u32::MAX);
+                                            base + (df.len() - 1) as u32
+                                        });
+                                        let i = (id - base) as usize;
+                                        if last[i] != img {
+                                            last[i] = img;
+                                            df[i] += 1;
+                                        }
+                                        *slot = K::pack(id, 0);
+                                    }
+                                    at = end;
+                                }
+                            }
+                            for [_, cands] in list.iter_mut() {
+                                for slot in cands.iter_mut() {
+                                    let id = map.get_or_insert(*slot, || {
                                         df.push(0);
-                                        last.push(u32::MAX);
                                         base + (df.len() - 1) as u32
                                     });
-                                    let i = (id - base) as usize;
-                                    if last[i] != img {
-                                        last[i] = img;
-                                        df[i] += 1;
-                                    }
-                                    *slot = id;
+                                    *slot = K::pack(id, 0);
                                 }
-                                at = end;
                             }
-                        }
-                        for (w, block) in windows.iter().zip(&mut out) {
-                            for (slot, &key) in block[1].0.iter_mut().zip(&w.cands[p]) {
-                                *slot = map.get_or_insert(key, || {
-                                    df.push(0);
-                                    base + (df.len() - 1) as u32
-                                });
-                            }
-                        }
-                        weights.clear();
-                        match idf {
-                            IdfSource::Batch => {
-                                weights.extend(df.iter().map(|&d| ref_len - ln[d as usize]));
-                            }
-                            IdfSource::Table(t) => {
-                                weights.resize(df.len(), 0.0);
+                            if let IdfSource::Table(t) = idf {
+                                // The table's frequencies (0 when absent), as its `ln_df` uses.
                                 for (key, id) in map.iter() {
-                                    weights[(id - base) as usize] = ref_len - t.ln_df(&key.ngram());
+                                    df[(id - base) as usize] = t.df(&key.ngram());
                                 }
                             }
-                        }
-                        for block in &mut out {
-                            for (ids, idf) in block.iter_mut() {
-                                for (w, &id) in idf.iter_mut().zip(ids.iter()) {
-                                    *w = weights[(id - base) as usize];
+                            for side in list.iter_mut() {
+                                for slot in side.iter_mut().flat_map(|v| v.iter_mut()) {
+                                    let id = (slot.packed() >> 32) as u32;
+                                    *slot = K::pack(id, df[(id - base) as usize]);
                                 }
                             }
-                        }
-                    },
-                )
+                            df.iter().copied().max().unwrap_or(0)
+                        },
+                    )
+                    .max()
+                    .unwrap_or(0)
             },
         );
-        drop(windows);
+        // `ln(N) - ln(max(1, d))`, with `ln` computed as the batch table does (the dataset
+        // table computes its `ln_df` the same way).
+        let idf_by_df: Vec<f64> = (0..=max_df as usize)
+            .map(|d| match idf {
+                IdfSource::Batch => ref_len - ln[d],
+                IdfSource::Table(_) => ref_len - (d.max(1) as f64).ln(),
+            })
+            .collect();
         let mut chunks = chunks;
-        for (ch, [(rid, ridf), (cid, cidf)]) in chunks.iter_mut().zip(columns) {
-            ch.win_ids = [rid, cid];
-            ch.win_idf = [ridf, cidf];
-        }
+        chunks
+            .par_iter_mut()
+            .zip(keys.into_par_iter())
+            .for_each(|(ch, sides)| {
+                ch.win_data = sides.map(|parts| {
+                    parts
+                        .into_iter()
+                        .map(|v| v.into_iter().map(K::packed).collect())
+                        .collect()
+                });
+            });
         BatchWords {
             chunks,
             uni_idf,
+            idf_by_df,
             uni_base,
         }
     }
@@ -1177,14 +1196,12 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
             .collect(),
         ref_end: Vec::with_capacity(ch.images()),
     };
-    // Per window: its side and partition, and its place in that partition's list.
-    let mut side_part: Vec<u8> = Vec::with_capacity(total);
+    // Per window: its partition and its place in that partition's list.
     let mut win_loc: Vec<u32> = Vec::with_capacity(total);
     let mut keys: Vec<K> = Vec::new();
     for j in 0..ch.images() {
         let first = ch.img_cap[j] as usize;
         for k in first..ch.img_cap[j + 1] as usize {
-            let side = u8::from(k == first);
             let out = if k == first {
                 &mut w.cands
             } else {
@@ -1199,9 +1216,8 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
                     let key = keys[i].extend(n, words[i + n]);
                     keys[i] = key;
                     let p = key.part();
-                    win_loc.push(out[p].len() as u32);
+                    win_loc.push((p as u32) << POS_BITS | out[p].len() as u32);
                     out[p].push(key);
-                    side_part.push(side << 4 | p as u8);
                 }
             }
         }
@@ -1211,18 +1227,13 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
         }
         w.ref_end.push(ends);
     }
-    // Places in the partition-major columns of each side.
-    let mut offsets = [[0u32; PARTS]; 2];
-    for (side, lists) in [&w.refs, &w.cands].into_iter().enumerate() {
-        let mut at = 0u32;
-        for (o, list) in offsets[side].iter_mut().zip(lists) {
-            *o = at;
-            at += list.len() as u32;
-        }
-    }
-    for (loc, &sp) in win_loc.iter_mut().zip(&side_part) {
-        *loc += offsets[usize::from(sp >> 4)][usize::from(sp & 15)];
-    }
+    assert!(
+        w.refs
+            .iter()
+            .chain(&w.cands)
+            .all(|l| l.len() < 1 << POS_BITS),
+        "fewer than 2^28 windows per partition in a chunk"
+    );
     ch.win_loc = win_loc;
     w
 }
