@@ -1395,6 +1395,39 @@ impl GramIndex {
     }
 }
 
+/// The n-grams a candidate shares with each of its references: for reference r, the pairs
+/// (position in the candidate's n-grams, position in the reference's n-grams), in the
+/// reference's order. Found once per image, used by BLEU and CIDEr.
+#[derive(Debug, Default)]
+pub struct Matches {
+    pairs: Vec<(u32, u32)>,
+    ends: Vec<u32>,
+}
+
+impl Matches {
+    /// The matches of each reference (its n-gram ids, all orders) against the candidate
+    /// whose n-gram ids `index` holds.
+    pub fn build<'r>(&mut self, index: &GramIndex, refs: impl Iterator<Item = &'r [u32]>) {
+        self.pairs.clear();
+        self.ends.clear();
+        for ids in refs {
+            for (k, &g) in ids.iter().enumerate() {
+                if let Some(i) = index.get(g) {
+                    self.pairs.push((i as u32, k as u32));
+                }
+            }
+            self.ends.push(self.pairs.len() as u32);
+        }
+    }
+
+    /// The pairs of reference `r`.
+    #[inline]
+    pub fn of(&self, r: usize) -> &[(u32, u32)] {
+        let start = if r == 0 { 0 } else { self.ends[r - 1] as usize };
+        &self.pairs[start..self.ends[r] as usize]
+    }
+}
+
 /// The n-grams (orders 1..=4) of one sentence as ids with their counts, each order in
 /// first-occurrence order (the order pycocoevalcap's dictionaries iterate in; it fixes float
 /// summation order, spec COCO §6). Equal ids are equal n-grams.

@@ -12,7 +12,9 @@ use rayon::prelude::*;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::corpus::{BatchWords, Caption, DocFreq, GramBuf, GramIndex, IdfSource, Interner};
+use crate::corpus::{
+    BatchWords, Caption, DocFreq, GramBuf, GramIndex, IdfSource, Interner, Matches,
+};
 use crate::input::{Batch, ErrorCode, ImageId, InputError};
 use crate::metrics::bleu::{self, BleuStats};
 use crate::metrics::cider::{self, SentenceVec, Variant};
@@ -539,6 +541,7 @@ fn score_inner(
             .flat_map_iter(|c| {
                 let mut buf = GramBuf::default();
                 let mut index = GramIndex::default();
+                let mut matches = Matches::default();
                 let (mut max_ref, mut wr) = (Vec::new(), Vec::new());
                 let mut vecs: Vec<SentenceVec> = Vec::new();
                 let mut rouge_scratch = rouge::Scratch::default();
@@ -550,9 +553,10 @@ fn score_inner(
                             let image = grams.next_image(&mut buf);
                             let (cand, refs) = image.split_first().expect("a candidate");
                             index.rebuild(cand.all().ids);
+                            matches.build(&index, refs.iter().map(|r| r.all().ids));
                             if want_bleu {
                                 out.bleu =
-                                    BleuStats::of_image_indexed(cand, &index, refs, &mut max_ref);
+                                    BleuStats::of_image_matched(cand, refs, &matches, &mut max_ref);
                             }
                             if !variants_ref.is_empty() {
                                 vecs.resize_with(image.len(), SentenceVec::default);
@@ -562,8 +566,9 @@ fn score_inner(
                                 let (c, r) =
                                     vecs[..image.len()].split_first().expect("a candidate");
                                 for (k, &(_, variant)) in variants_ref.iter().enumerate() {
-                                    out.cider[k] =
-                                        cider::image_score_indexed(variant, c, &index, r, &mut wr);
+                                    out.cider[k] = cider::image_score_matched(
+                                        variant, c, r, &matches, &mut wr,
+                                    );
                                 }
                             }
                         }

@@ -18,7 +18,7 @@
 //! per-image order of operations is mean over orders, then `/ m`, then `* 10`. A one-image
 //! corpus scores 0 (every weight is `ln 1 - ln 1`).
 
-use crate::corpus::{GramIndex, Grams, MAX_ORDER};
+use crate::corpus::{GramIndex, Grams, Matches, MAX_ORDER};
 
 /// Which CIDEr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,20 +103,19 @@ fn length_penalty(delta: i64) -> f64 {
     table[(delta + SPAN) as usize]
 }
 
-/// Per-order similarity of a candidate with one reference. `wr` receives, per candidate n-gram,
-/// its weight in the reference (0 when absent).
+/// Per-order similarity of a candidate with one reference, from the n-grams they share
+/// (`pairs`: candidate position, reference position). `wr` receives, per candidate n-gram, its
+/// weight in the reference (0 when absent).
 fn sim(
     variant: Variant,
     c: &SentenceVec,
-    index: &GramIndex,
     r: &SentenceVec,
+    pairs: &[(u32, u32)],
     wr: &mut [f64],
 ) -> [f64; MAX_ORDER] {
     wr.fill(0.0);
-    for (&g, &w) in r.ids.iter().zip(&r.weights) {
-        if let Some(i) = index.get(g) {
-            wr[i] = w;
-        }
+    for &(i, k) in pairs {
+        wr[i as usize] = r.weights[k as usize];
     }
     let penalty = length_penalty(c.length - r.length);
     let mut val = [0.0f64; MAX_ORDER];
@@ -141,32 +140,30 @@ fn sim(
 
 /// The score of one image: candidate against its references (m >= 1; 0 when m = 0).
 pub fn image_score(variant: Variant, cand: &SentenceVec, refs: &[SentenceVec]) -> f64 {
-    image_score_indexed(
-        variant,
-        cand,
+    let mut matches = Matches::default();
+    matches.build(
         &GramIndex::new(&cand.ids),
-        refs,
-        &mut Vec::new(),
-    )
+        refs.iter().map(|r| r.ids.as_slice()),
+    );
+    image_score_matched(variant, cand, refs, &matches, &mut Vec::new())
 }
 
-/// [`image_score`] with `index` built over the candidate's n-gram ids (its [`Grams::all`]
-/// ids, in that order) and a reusable buffer.
-pub fn image_score_indexed(
+/// [`image_score`] from the n-grams the candidate shares with each reference (positions in
+/// the vectors, which list n-grams in [`Grams::all`] order), with a reusable buffer.
+pub fn image_score_matched(
     variant: Variant,
     cand: &SentenceVec,
-    index: &GramIndex,
     refs: &[SentenceVec],
+    matches: &Matches,
     wr: &mut Vec<f64>,
 ) -> f64 {
     if refs.is_empty() {
         return 0.0;
     }
-    debug_assert_eq!(index.len(), cand.ids.len());
     wr.resize(cand.ids.len(), 0.0);
     let mut acc = [0.0f64; MAX_ORDER];
-    for r in refs {
-        let v = sim(variant, cand, index, r, &mut wr[..cand.ids.len()]);
+    for (k, r) in refs.iter().enumerate() {
+        let v = sim(variant, cand, r, matches.of(k), &mut wr[..cand.ids.len()]);
         for n in 0..MAX_ORDER {
             acc[n] += v[n];
         }
