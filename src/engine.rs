@@ -418,6 +418,7 @@ pub fn score_prepared(
 #[derive(Default)]
 struct ImageScores {
     bleu: BleuStats,
+    bleu_scores: [f64; 4],
     rouge: f64,
     cider: [f64; 2],
 }
@@ -478,7 +479,6 @@ fn score_inner(
     });
     phase("words");
 
-    let mut per_image: Vec<Vec<(&'static str, f64)>> = vec![Vec::new(); n];
     let mut aggregate: Vec<(&'static str, f64)> = Vec::new();
     let mut bleu_totals = None;
     let mut sig = vec![
@@ -557,6 +557,7 @@ fn score_inner(
                             if want_bleu {
                                 out.bleu =
                                     BleuStats::of_image_matched(cand, refs, &matches, &mut max_ref);
+                                out.bleu_scores = out.bleu.scores();
                             }
                             if !variants_ref.is_empty() {
                                 vecs.resize_with(image.len(), SentenceVec::default);
@@ -588,10 +589,6 @@ fn score_inner(
     phase("score");
 
     if want_bleu {
-        for (i, s) in scores.iter().enumerate() {
-            let b = s.bleu.scores();
-            per_image[i].extend(Metric::Bleu.keys().iter().copied().zip(b));
-        }
         let total = bleu::pool(scores.iter().map(|s| &s.bleu));
         aggregate.extend(Metric::Bleu.keys().iter().copied().zip(total.scores()));
         bleu_totals = Some(total);
@@ -599,18 +596,12 @@ fn score_inner(
     }
 
     if let Some(ok) = &meteor_stats {
-        for (i, st) in ok.iter().enumerate() {
-            per_image[i].push(("METEOR", st.score()));
-        }
         aggregate.push(("METEOR", meteor::pooled_score(ok)));
         sig.push("meteor:1.5-pycocoevalcap,en,norm,pooled".into());
     }
 
     if want_rouge {
         let column: Vec<f64> = scores.iter().map(|s| s.rouge).collect();
-        for (i, s) in column.iter().enumerate() {
-            per_image[i].push(("ROUGE_L", *s));
-        }
         aggregate.push(("ROUGE_L", numpy_mean(&column)));
         sig.push("rouge_l:beta=1.2".into());
     }
@@ -619,9 +610,6 @@ fn score_inner(
         for (k, (metric, variant)) in variants.iter().enumerate() {
             let key = metric.keys()[0];
             let column: Vec<f64> = scores.iter().map(|s| s.cider[k]).collect();
-            for (i, s) in column.iter().enumerate() {
-                per_image[i].push((key, *s));
-            }
             aggregate.push((key, numpy_mean(&column)));
             sig.push(match variant {
                 Variant::CiderD => format!("cider_d:n4,sigma=6,clip,df={df_label}"),
@@ -660,14 +648,31 @@ fn score_inner(
         });
     }
 
+    // Per-image scores in output order (keys in `aggregate` order), built in parallel.
     let per_image = batch
         .output_order
-        .iter()
+        .par_iter()
         .map(|&i| {
-            (
-                batch.items[i].image_id.clone(),
-                std::mem::take(&mut per_image[i]),
-            )
+            let mut v: Vec<(&'static str, f64)> = Vec::with_capacity(aggregate.len());
+            if want_bleu {
+                v.extend(
+                    Metric::Bleu
+                        .keys()
+                        .iter()
+                        .copied()
+                        .zip(scores[i].bleu_scores),
+                );
+            }
+            if let Some(ok) = &meteor_stats {
+                v.push(("METEOR", ok[i].score()));
+            }
+            if want_rouge {
+                v.push(("ROUGE_L", scores[i].rouge));
+            }
+            for (k, (metric, _)) in variants.iter().enumerate() {
+                v.push((metric.keys()[0], scores[i].cider[k]));
+            }
+            (batch.items[i].image_id.clone(), v)
         })
         .collect();
     phase("report");
