@@ -302,6 +302,8 @@ const PARTS: usize = 1 << PART_BITS;
 const UNIGRAMS: usize = PARTS;
 /// Images per chunk (fixed, so that ids do not depend on the number of threads).
 const CHUNK_IMAGES: usize = 64;
+/// A window's place in its partition's list takes the low `POS_BITS` bits of its location.
+const POS_BITS: u32 = 32 - PART_BITS;
 
 /// An n-gram key for batch interning: the packed word ids of the n-gram.
 trait GramKey: Copy + Eq + std::hash::Hash + Send + Sync {
@@ -317,6 +319,10 @@ trait GramKey: Copy + Eq + std::hash::Hash + Send + Sync {
     fn part(self) -> usize;
     /// A key no n-gram of order 2..=4 has (every slot unused).
     const EMPTY: Self;
+    /// An n-gram id and its document frequency, stored in a key's place once it is interned.
+    fn pack(id: u32, df: u32) -> Self;
+    /// `id << 32 | df` of a value made by [`GramKey::pack`].
+    fn packed(self) -> u64;
     /// Slot in a table of `2^(64 - shift)` slots (independent of [`GramKey::part`]).
     fn slot(self, shift: u32) -> usize;
 }
@@ -425,6 +431,14 @@ impl GramKey for Packed {
     }
     const EMPTY: Packed = Packed(u64::MAX);
     #[inline]
+    fn pack(id: u32, df: u32) -> Packed {
+        Packed(u64::from(id) << 32 | u64::from(df))
+    }
+    #[inline]
+    fn packed(self) -> u64 {
+        self.0
+    }
+    #[inline]
     fn slot(self, shift: u32) -> usize {
         // The partition bits are the top bits of another product: drop them from this one.
         (self.0.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> shift) as usize
@@ -455,6 +469,14 @@ impl GramKey for Ngram {
         ((lo ^ hi) >> (64 - PART_BITS)) as usize
     }
     const EMPTY: Ngram = Ngram([Ngram::PAD; MAX_ORDER]);
+    #[inline]
+    fn pack(id: u32, df: u32) -> Ngram {
+        Ngram([id, df, 0, 0])
+    }
+    #[inline]
+    fn packed(self) -> u64 {
+        u64::from(self.0[0]) << 32 | u64::from(self.0[1])
+    }
     #[inline]
     fn slot(self, shift: u32) -> usize {
         let [a, b, c, d] = self.0;
@@ -617,12 +639,13 @@ struct WordChunk {
     /// ROUGE-L words of the captions whose U+0020 split differs from their word split, by
     /// chunk-local caption index (ascending).
     rouge_words: Vec<(u32, Vec<u32>)>,
-    /// Partition of each n-gram window of orders 2..=4 (captions in turn, each order-major).
-    /// Empty when n-grams were not requested.
-    win_part: Vec<u8>,
-    /// Per partition, the n-gram ids of the reference windows in that partition, in window
-    /// order; then the same for the candidate windows.
-    win_ids: [Vec<Vec<u32>>; 2],
+    /// For each n-gram window of orders 2..=4 (captions in turn, each order-major), where its
+    /// n-gram is: `partition << POS_BITS | position` in `win_data` of its side. Empty when
+    /// n-grams were not requested.
+    win_loc: Vec<u32>,
+    /// Per side (references, candidates) and partition: `id << 32 | df` of the windows, in
+    /// window order.
+    win_data: [Vec<Vec<u64>>; 2],
 }
 
 impl WordChunk {
@@ -639,8 +662,10 @@ impl WordChunk {
 /// captions of an image are its candidate then its references.
 pub struct BatchWords {
     chunks: Vec<WordChunk>,
-    /// Per n-gram id: `ln(N) - ln(max(1, df))`.
-    idf: Vec<f64>,
+    /// Per word: the CIDEr weight `ln(N) - ln(max(1, df))` of its unigram.
+    uni_idf: Vec<f64>,
+    /// Per document frequency d: `ln(N) - ln(max(1, d))`, the weight of the other n-grams.
+    idf_by_df: Vec<f64>,
     /// The id of unigram `w` is `uni_base + w`.
     uni_base: u32,
 }
@@ -785,33 +810,28 @@ impl BatchWords {
         })
     }
 
-    /// `ln(N) - ln(max(1, df))` of n-gram `id` (requires `grams` at build).
-    #[inline]
-    pub fn idf(&self, id: u32) -> f64 {
-        self.idf[id as usize]
-    }
-
     /// Reads the n-gram counts of the images of chunk `c`, in order (requires `grams` at
     /// build).
     pub fn chunk_grams(&self, c: usize) -> ChunkGrams<'_> {
         ChunkGrams {
             ch: &self.chunks[c],
+            uni_idf: &self.uni_idf,
+            idf_by_df: &self.idf_by_df,
             uni_base: self.uni_base,
             j: 0,
             win: 0,
-            cursors: [[0; PARTS]; 2],
         }
     }
 }
 
-/// Reads the n-gram counts of the images of a chunk, in order: each window's id is the next
-/// unread id of its partition (the partitions list them in window order).
+/// Reads the n-gram counts of the images of a chunk, in order.
 pub struct ChunkGrams<'w> {
     ch: &'w WordChunk,
+    uni_idf: &'w [f64],
+    idf_by_df: &'w [f64],
     uni_base: u32,
     j: usize,
     win: usize,
-    cursors: [[usize; PARTS]; 2],
 }
 
 impl ChunkGrams<'_> {
@@ -821,48 +841,112 @@ impl ChunkGrams<'_> {
         let ch = self.ch;
         let j = self.j;
         self.j += 1;
-        buf.ids.clear();
-        buf.counts.clear();
-        buf.spans.clear();
-        for k in ch.img_cap[j] as usize..ch.img_cap[j + 1] as usize {
-            let side = usize::from(k != ch.img_cap[j] as usize);
-            let (ids, cursors) = (&ch.win_ids[1 - side], &mut self.cursors[1 - side]);
-            let words = ch.words(k);
-            let begin = buf.ids.len() as u32;
-            let mut ends = [0u32; MAX_ORDER];
-            push_id_counts(words, &mut buf.ids, &mut buf.counts);
-            for id in &mut buf.ids[begin as usize..] {
-                *id += self.uni_base;
-            }
-            ends[0] = buf.ids.len() as u32;
-            for n in 2..=MAX_ORDER {
-                let len = (words.len() + 1).saturating_sub(n);
-                buf.window.clear();
-                for &p in &ch.win_part[self.win..self.win + len] {
-                    let p = p as usize;
-                    buf.window.push(ids[p][cursors[p]]);
-                    cursors[p] += 1;
-                }
-                self.win += len;
-                push_id_counts(&buf.window, &mut buf.ids, &mut buf.counts);
-                ends[n - 1] = buf.ids.len() as u32;
-            }
-            buf.spans.push((begin, ends, words.len() as u32));
+        let caps = ch.img_cap[j] as usize..ch.img_cap[j + 1] as usize;
+        // Room for every word and window being distinct; written by index, then viewed.
+        let room: usize = caps
+            .clone()
+            .map(|k| {
+                let len = ch.words(k).len();
+                len + window_count(len)
+            })
+            .sum();
+        if buf.ids.len() < room {
+            buf.ids.resize(room, 0);
+            buf.counts.resize(room, 0);
+            buf.idfs.resize(room, 0.0);
         }
-        let (ids, counts) = (&buf.ids, &buf.counts);
+        let (ids, counts, idfs) = (&mut buf.ids[..], &mut buf.counts[..], &mut buf.idfs[..]);
+        buf.spans.clear();
+        let mut n = 0usize;
+        for k in caps {
+            let side = 1 - usize::from(k != ch.img_cap[j] as usize);
+            let (data, idf_by_df) = (&ch.win_data[side], self.idf_by_df);
+            let words = ch.words(k);
+            let begin = n;
+            let mut ends = [0u32; MAX_ORDER];
+            let (uni_base, uni_idf) = (self.uni_base, self.uni_idf);
+            n = count_into(
+                words.iter().map(|&w| (uni_base + w, uni_idf[w as usize])),
+                words.len(),
+                (ids, counts, idfs),
+                n,
+            );
+            ends[0] = n as u32;
+            for order in 2..=MAX_ORDER {
+                let len = (words.len() + 1).saturating_sub(order);
+                let locs = &ch.win_loc[self.win..self.win + len];
+                self.win += len;
+                let windows = locs.iter().map(|&l| {
+                    let v = data[(l >> POS_BITS) as usize][(l & ((1 << POS_BITS) - 1)) as usize];
+                    ((v >> 32) as u32, idf_by_df[v as u32 as usize])
+                });
+                n = count_into(windows, len, (ids, counts, idfs), n);
+                ends[order - 1] = n as u32;
+            }
+            buf.spans.push((begin as u32, ends, words.len() as u32));
+        }
+        let (ids, counts, idfs) = (&buf.ids, &buf.counts, &buf.idfs);
         buf.spans
             .iter()
             .map(|&(b, ends, words)| {
-                let e = ends[MAX_ORDER - 1] as usize;
+                let (b, e) = (b as usize, ends[MAX_ORDER - 1] as usize);
                 Grams {
-                    ids: &ids[b as usize..e],
-                    counts: &counts[b as usize..e],
-                    ends: ends.map(|x| x - b),
+                    ids: &ids[b..e],
+                    counts: &counts[b..e],
+                    idfs: &idfs[b..e],
+                    ends: ends.map(|x| x - b as u32),
                     words,
                 }
             })
             .collect()
     }
+}
+
+/// Writes the distinct ids of `items` (`len` of them, each with its weight) from position `n`
+/// of the columns, with their counts, in first-occurrence order (a repeat keeps the weight of
+/// the first occurrence). Returns the new end.
+#[inline]
+fn count_into(
+    items: impl Iterator<Item = (u32, f64)>,
+    len: usize,
+    (ids, counts, idfs): (&mut [u32], &mut [u32], &mut [f64]),
+    mut n: usize,
+) -> usize {
+    let start = n;
+    if len <= 64 {
+        // A 64-bit Bloom filter of the ids seen so far settles most items (repeats are rare)
+        // without a scan.
+        let mut bloom = 0u64;
+        for (g, w) in items {
+            let bit = 1u64 << (g.wrapping_mul(0x9E37_79B1) >> 26);
+            if bloom & bit != 0 {
+                if let Some(k) = ids[start..n].iter().position(|&h| h == g) {
+                    counts[start + k] += 1;
+                    continue;
+                }
+            }
+            bloom |= bit;
+            ids[n] = g;
+            counts[n] = 1;
+            idfs[n] = w;
+            n += 1;
+        }
+    } else {
+        let mut index: FxHashMap<u32, usize> = FxHashMap::default();
+        for (g, w) in items {
+            match index.get(&g) {
+                Some(&k) => counts[k] += 1,
+                None => {
+                    index.insert(g, n);
+                    ids[n] = g;
+                    counts[n] = 1;
+                    idfs[n] = w;
+                    n += 1;
+                }
+            }
+        }
+    }
+    n
 }
 
 /// The inputs of [`BatchWords::build`] after the merge.
@@ -916,8 +1000,8 @@ impl Parts<'_, '_> {
                     word_off,
                     words,
                     rouge_words,
-                    win_part: Vec::new(),
-                    win_ids: [Vec::new(), Vec::new()],
+                    win_loc: Vec::new(),
+                    win_data: [Vec::new(), Vec::new()],
                 };
                 let windows = if with_grams {
                     windows::<K>(&mut ch)
@@ -934,7 +1018,8 @@ impl Parts<'_, '_> {
         let Some((idf, bound)) = grams else {
             return BatchWords {
                 chunks,
-                idf: Vec::new(),
+                uni_idf: Vec::new(),
+                idf_by_df: Vec::new(),
                 uni_base: 0,
             };
         };
@@ -947,8 +1032,7 @@ impl Parts<'_, '_> {
             IdfSource::Table(t) => ((t.doc_count() as f64).ln(), Vec::new()),
         };
         // N-gram ids: partition p numbers its n-grams from `base[p]` (room for as many as it
-        // has windows), unigrams are `base[UNIGRAMS] + word`. The weight of id i is `idf[i]`:
-        // each partition fills its own slice of it.
+        // has windows), unigrams are `base[UNIGRAMS] + word`.
         let room: Vec<usize> = (0..PARTS)
             .map(|p| {
                 windows
@@ -960,101 +1044,119 @@ impl Parts<'_, '_> {
             .collect();
         let total: usize = room.iter().sum();
         assert!(total < u32::MAX as usize, "fewer than 2^32 n-grams");
-        let mut idf_all = vec![0.0f64; total];
-        let mut slices = Vec::with_capacity(room.len());
-        let (mut rest, mut base) = (&mut idf_all[..], 0usize);
-        for &r in &room {
-            let (mine, others) = rest.split_at_mut(r);
-            slices.push((base as u32, mine));
-            (rest, base) = (others, base + r);
+        let bases: Vec<u32> = room
+            .iter()
+            .scan(0usize, |acc, &r| {
+                let b = *acc;
+                *acc += r;
+                Some(b as u32)
+            })
+            .collect();
+        let uni_base = bases[UNIGRAMS];
+        // Each partition interns its windows in place: a window's key becomes its id and,
+        // once all references are counted, its document frequency (`GramKey::pack`).
+        type SideKeys<K> = [Vec<Vec<K>>; 2];
+        let (mut keys, ref_ends): (Vec<SideKeys<K>>, Vec<Vec<[u32; PARTS]>>) = windows
+            .into_iter()
+            .map(|w| ([w.refs, w.cands], w.ref_end))
+            .unzip();
+        let mut lists: Vec<Vec<[&mut Vec<K>; 2]>> =
+            (0..PARTS).map(|_| Vec::with_capacity(keys.len())).collect();
+        for [refs, cands] in keys.iter_mut() {
+            for ((r, c), list) in refs.iter_mut().zip(cands.iter_mut()).zip(&mut lists) {
+                list.push([r, c]);
+            }
         }
-        let uni_base = slices[UNIGRAMS].0;
-        // In parallel over the partitions (and the unigrams): per partition and chunk, the ids
-        // of the chunk's reference windows and of its candidate windows, in window order.
-        type PartIds = (Vec<Vec<u32>>, Vec<Vec<u32>>);
-        let parts: Vec<PartIds> = slices
-            .into_par_iter()
-            .enumerate()
-            .map_init(
-                || (GramTable::<K>::new(), Vec::new(), Vec::new()),
-                |(map, df, last), (p, (base, idf_out))| {
-                    if p == UNIGRAMS {
-                        unigram_idf(&chunks, idf, ref_len, &ln, idf_out);
-                        return (Vec::new(), Vec::new());
-                    }
-                    // About half the windows are distinct n-grams (the table grows if need be);
-                    // the storage is reused from partition to partition on a thread.
-                    map.reset(room[p] * 9 / 16);
-                    df.clear();
-                    last.clear();
-                    let mut ref_ids = Vec::with_capacity(chunks.len());
-                    for (ch, w) in chunks.iter().zip(&windows) {
-                        let keys = &w.refs[p];
-                        let mut out = Vec::with_capacity(keys.len());
-                        let mut at = 0usize;
-                        for (j, ends) in w.ref_end.iter().enumerate() {
-                            let img = (ch.first_img + j) as u32;
-                            let end = ends[p] as usize;
-                            for &key in &keys[at..end] {
-                                let id = map.get_or_insert(key, || {
-                                    df.push(0);
-                                    last.push(u32::MAX);
-                                    base + (df.len() - 1) as u32
-                                });
-                                let i = (id - base) as usize;
-                                if last[i] != img {
-                                    last[i] = img;
-                                    df[i] += 1;
+        let (uni_idf, max_df) = rayon::join(
+            || unigram_idf(&chunks, bound, idf, ref_len, &ln),
+            || {
+                lists
+                    .into_par_iter()
+                    .enumerate()
+                    .map_init(
+                        || (GramTable::<K>::new(), Vec::new(), Vec::new()),
+                        |(map, df, last), (p, mut list)| {
+                            let base = bases[p];
+                            // About half the windows are distinct n-grams (the table grows if
+                            // need be); the storage is reused from partition to partition.
+                            map.reset(room[p] * 9 / 16);
+                            df.clear();
+                            last.clear();
+                            for ((ch, ends), [refs, _]) in
+                                chunks.iter().zip(&ref_ends).zip(list.iter_mut())
+                            {
+                                let mut at = 0usize;
+                                for (j, e) in ends.iter().enumerate() {
+                                    let img = (ch.first_img + j) as u32;
+                                    let end = e[p] as usize;
+                                    for slot in refs[at..end].iter_mut() {
+                                        let id = map.get_or_insert(*slot, || {
+                                            df.push(0);
+                                            last.push(u32::MAX);
+                                            base + (df.len() - 1) as u32
+                                        });
+                                        let i = (id - base) as usize;
+                                        if last[i] != img {
+                                            last[i] = img;
+                                            df[i] += 1;
+                                        }
+                                        *slot = K::pack(id, 0);
+                                    }
+                                    at = end;
                                 }
-                                out.push(id);
                             }
-                            at = end;
-                        }
-                        ref_ids.push(out);
-                    }
-                    let cand_ids = windows
-                        .iter()
-                        .map(|w| {
-                            w.cands[p]
-                                .iter()
-                                .map(|&key| {
-                                    map.get_or_insert(key, || {
+                            for [_, cands] in list.iter_mut() {
+                                for slot in cands.iter_mut() {
+                                    let id = map.get_or_insert(*slot, || {
                                         df.push(0);
                                         base + (df.len() - 1) as u32
-                                    })
-                                })
-                                .collect()
-                        })
-                        .collect();
-                    match idf {
-                        IdfSource::Batch => {
-                            for (out, &d) in idf_out.iter_mut().zip(df.iter()) {
-                                *out = ref_len - ln[d as usize];
+                                    });
+                                    *slot = K::pack(id, 0);
+                                }
                             }
-                        }
-                        IdfSource::Table(t) => {
-                            for (key, id) in map.iter() {
-                                idf_out[(id - base) as usize] = ref_len - t.ln_df(&key.ngram());
+                            if let IdfSource::Table(t) = idf {
+                                // The table's frequencies (0 when absent), as its `ln_df` uses.
+                                for (key, id) in map.iter() {
+                                    df[(id - base) as usize] = t.df(&key.ngram());
+                                }
                             }
-                        }
-                    }
-                    (ref_ids, cand_ids)
-                },
-            )
+                            for side in list.iter_mut() {
+                                for slot in side.iter_mut().flat_map(|v| v.iter_mut()) {
+                                    let id = (slot.packed() >> 32) as u32;
+                                    *slot = K::pack(id, df[(id - base) as usize]);
+                                }
+                            }
+                            df.iter().copied().max().unwrap_or(0)
+                        },
+                    )
+                    .max()
+                    .unwrap_or(0)
+            },
+        );
+        // `ln(N) - ln(max(1, d))`, with `ln` computed as the batch table does (the dataset
+        // table computes its `ln_df` the same way).
+        let idf_by_df: Vec<f64> = (0..=max_df as usize)
+            .map(|d| match idf {
+                IdfSource::Batch => ref_len - ln[d],
+                IdfSource::Table(_) => ref_len - (d.max(1) as f64).ln(),
+            })
             .collect();
-        drop(windows);
         let mut chunks = chunks;
-        for (ref_ids, cand_ids) in parts.into_iter().take(PARTS) {
-            for (ch, ids) in chunks.iter_mut().zip(ref_ids) {
-                ch.win_ids[0].push(ids);
-            }
-            for (ch, ids) in chunks.iter_mut().zip(cand_ids) {
-                ch.win_ids[1].push(ids);
-            }
-        }
+        chunks
+            .par_iter_mut()
+            .zip(keys.into_par_iter())
+            .for_each(|(ch, sides)| {
+                ch.win_data = sides.map(|parts| {
+                    parts
+                        .into_iter()
+                        .map(|v| v.into_iter().map(K::packed).collect())
+                        .collect()
+                });
+            });
         BatchWords {
             chunks,
-            idf: idf_all,
+            uni_idf,
+            idf_by_df,
             uni_base,
         }
     }
@@ -1070,8 +1172,8 @@ struct ChunkWindows<K> {
     ref_end: Vec<[u32; PARTS]>,
 }
 
-/// Lists the windows (orders 2..=4) of a chunk's captions by partition, and records the
-/// partition of each window in `win_part`.
+/// Lists the windows (orders 2..=4) of a chunk's captions by partition, and records where
+/// each window's id will be in the chunk's columns (`win_loc`).
 fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
     let caps = ch.word_off.len() - 1;
     let (mut total, mut cand_total) = (0usize, 0usize);
@@ -1094,7 +1196,8 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
             .collect(),
         ref_end: Vec::with_capacity(ch.images()),
     };
-    let mut win_part = Vec::with_capacity(total);
+    // Per window: its partition and its place in that partition's list.
+    let mut win_loc: Vec<u32> = Vec::with_capacity(total);
     let mut keys: Vec<K> = Vec::new();
     for j in 0..ch.images() {
         let first = ch.img_cap[j] as usize;
@@ -1113,8 +1216,8 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
                     let key = keys[i].extend(n, words[i + n]);
                     keys[i] = key;
                     let p = key.part();
+                    win_loc.push((p as u32) << POS_BITS | out[p].len() as u32);
                     out[p].push(key);
-                    win_part.push(p as u8);
                 }
             }
         }
@@ -1124,19 +1227,27 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
         }
         w.ref_end.push(ends);
     }
-    ch.win_part = win_part;
+    assert!(
+        w.refs
+            .iter()
+            .chain(&w.cands)
+            .all(|l| l.len() < 1 << POS_BITS),
+        "fewer than 2^28 windows per partition in a chunk"
+    );
+    ch.win_loc = win_loc;
     w
 }
 
-/// CIDEr weights of the unigrams, indexed by word id, into `out`.
+/// CIDEr weights of the unigrams, indexed by word id (`bound` words).
 fn unigram_idf(
     chunks: &[WordChunk],
+    bound: u32,
     idf: IdfSource<'_>,
     ref_len: f64,
     ln: &[f64],
-    out: &mut [f64],
-) {
-    let bound = out.len();
+) -> Vec<f64> {
+    let bound = bound as usize;
+    let mut out = vec![0.0; bound];
     match idf {
         IdfSource::Batch => {
             let mut df = vec![0u32; bound];
@@ -1158,6 +1269,7 @@ fn unigram_idf(
             for (o, &d) in out.iter_mut().zip(&df) {
                 *o = ref_len - ln[d as usize];
             }
+            out
         }
         IdfSource::Table(t) => {
             let mut done = vec![false; bound];
@@ -1168,6 +1280,7 @@ fn unigram_idf(
                     }
                 }
             }
+            out
         }
     }
 }
@@ -1177,43 +1290,34 @@ fn unigram_idf(
 pub struct GramBuf {
     ids: Vec<u32>,
     counts: Vec<u32>,
+    idfs: Vec<f64>,
     spans: Vec<(u32, [u32; MAX_ORDER], u32)>,
-    window: Vec<u32>,
 }
 
 /// Appends the distinct ids of `ids` to `out_ids` with their counts to `out_counts`, in
-/// first-occurrence order.
-fn push_id_counts(ids: &[u32], out_ids: &mut Vec<u32>, out_counts: &mut Vec<u32>) {
+/// first-occurrence order, and for each the `weight` of its first occurrence (the index of the
+/// occurrence in `ids`) to `out_weights`.
+fn push_id_counts(
+    ids: &[u32],
+    weight: impl Fn(usize) -> f64,
+    out_ids: &mut Vec<u32>,
+    out_counts: &mut Vec<u32>,
+    out_weights: &mut Vec<f64>,
+) {
     let start = out_ids.len();
-    if ids.len() <= 64 {
-        // Short sentences (nearly all captions): a 64-bit Bloom filter of the ids seen so far
-        // settles most windows (repeats are rare) without a scan.
-        let mut bloom = 0u64;
-        for &g in ids {
-            let bit = 1u64 << (g.wrapping_mul(0x9E37_79B1) >> 26);
-            if bloom & bit != 0 {
-                if let Some(k) = out_ids[start..].iter().position(|&h| h == g) {
-                    out_counts[start + k] += 1;
-                    continue;
-                }
-            }
-            bloom |= bit;
-            out_ids.push(g);
-            out_counts.push(1);
-        }
-    } else {
-        let mut index: FxHashMap<u32, usize> = FxHashMap::default();
-        for &g in ids {
-            match index.get(&g) {
-                Some(&i) => out_counts[i] += 1,
-                None => {
-                    index.insert(g, out_ids.len());
-                    out_ids.push(g);
-                    out_counts.push(1);
-                }
-            }
-        }
-    }
+    out_ids.resize(start + ids.len(), 0);
+    out_counts.resize(start + ids.len(), 0);
+    out_weights.resize(start + ids.len(), 0.0);
+    let items = ids.iter().enumerate().map(|(i, &g)| (g, weight(i)));
+    let end = count_into(
+        items,
+        ids.len(),
+        (&mut out_ids[..], &mut out_counts[..], &mut out_weights[..]),
+        start,
+    );
+    out_ids.truncate(end);
+    out_counts.truncate(end);
+    out_weights.truncate(end);
 }
 
 /// Positions of distinct n-gram ids: a small open-addressing table, so that a candidate's
@@ -1291,6 +1395,39 @@ impl GramIndex {
     }
 }
 
+/// The n-grams a candidate shares with each of its references: for reference r, the pairs
+/// (position in the candidate's n-grams, position in the reference's n-grams), in the
+/// reference's order. Found once per image, used by BLEU and CIDEr.
+#[derive(Debug, Default)]
+pub struct Matches {
+    pairs: Vec<(u32, u32)>,
+    ends: Vec<u32>,
+}
+
+impl Matches {
+    /// The matches of each reference (its n-gram ids, all orders) against the candidate
+    /// whose n-gram ids `index` holds.
+    pub fn build<'r>(&mut self, index: &GramIndex, refs: impl Iterator<Item = &'r [u32]>) {
+        self.pairs.clear();
+        self.ends.clear();
+        for ids in refs {
+            for (k, &g) in ids.iter().enumerate() {
+                if let Some(i) = index.get(g) {
+                    self.pairs.push((i as u32, k as u32));
+                }
+            }
+            self.ends.push(self.pairs.len() as u32);
+        }
+    }
+
+    /// The pairs of reference `r`.
+    #[inline]
+    pub fn of(&self, r: usize) -> &[(u32, u32)] {
+        let start = if r == 0 { 0 } else { self.ends[r - 1] as usize };
+        &self.pairs[start..self.ends[r] as usize]
+    }
+}
+
 /// The n-grams (orders 1..=4) of one sentence as ids with their counts, each order in
 /// first-occurrence order (the order pycocoevalcap's dictionaries iterate in; it fixes float
 /// summation order, spec COCO §6). Equal ids are equal n-grams.
@@ -1298,6 +1435,7 @@ impl GramIndex {
 pub struct Grams<'a> {
     ids: &'a [u32],
     counts: &'a [u32],
+    idfs: &'a [f64],
     ends: [u32; MAX_ORDER],
     words: u32,
 }
@@ -1309,6 +1447,8 @@ pub struct GramList<'a> {
     pub ids: &'a [u32],
     /// Their counts.
     pub counts: &'a [u32],
+    /// Their CIDEr weights `ln(N) - ln(max(1, df))` (when known).
+    pub idfs: &'a [f64],
 }
 
 impl<'a> GramList<'a> {
@@ -1348,6 +1488,7 @@ impl<'a> Grams<'a> {
         GramList {
             ids: &self.ids[start..end],
             counts: &self.counts[start..end],
+            idfs: &self.idfs[start..end],
         }
     }
 
@@ -1362,6 +1503,7 @@ impl<'a> Grams<'a> {
         GramList {
             ids: self.ids,
             counts: self.counts,
+            idfs: self.idfs,
         }
     }
 
@@ -1394,6 +1536,7 @@ pub struct GramCounter {
 pub struct OwnedGrams {
     ids: Vec<u32>,
     counts: Vec<u32>,
+    idfs: Vec<f64>,
     ends: [u32; MAX_ORDER],
     words: u32,
 }
@@ -1404,6 +1547,7 @@ impl OwnedGrams {
         Grams {
             ids: &self.ids,
             counts: &self.counts,
+            idfs: &self.idfs,
             ends: self.ends,
             words: self.words,
         }
@@ -1422,18 +1566,25 @@ impl GramCounter {
         *self.ids.entry(g).or_insert(next)
     }
 
-    /// Counts the n-grams of `words`.
+    /// Counts the n-grams of `words` (CIDEr weights 0).
     pub fn count(&mut self, words: &[u32]) -> OwnedGrams {
-        let (mut ids, mut counts) = (Vec::new(), Vec::new());
+        self.count_weighted(words, |_| 0.0)
+    }
+
+    /// Counts the n-grams of `words`, with the CIDEr weight `idf(n-gram)` of each.
+    pub fn count_weighted(&mut self, words: &[u32], idf: impl Fn(&Ngram) -> f64) -> OwnedGrams {
+        let (mut ids, mut counts, mut idfs) = (Vec::new(), Vec::new(), Vec::new());
         let mut ends = [0u32; MAX_ORDER];
         for n in 1..=MAX_ORDER {
-            let g: Vec<u32> = words.windows(n).map(|w| self.id(Ngram::new(w))).collect();
-            push_id_counts(&g, &mut ids, &mut counts);
+            let grams: Vec<Ngram> = words.windows(n).map(Ngram::new).collect();
+            let g: Vec<u32> = grams.iter().map(|&x| self.id(x)).collect();
+            push_id_counts(&g, |i| idf(&grams[i]), &mut ids, &mut counts, &mut idfs);
             ends[n - 1] = ids.len() as u32;
         }
         OwnedGrams {
             ids,
             counts,
+            idfs,
             ends,
             words: words.len() as u32,
         }

@@ -12,7 +12,9 @@ use rayon::prelude::*;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::corpus::{BatchWords, Caption, DocFreq, GramBuf, GramIndex, IdfSource, Interner};
+use crate::corpus::{
+    BatchWords, Caption, DocFreq, GramBuf, GramIndex, IdfSource, Interner, Matches,
+};
 use crate::input::{Batch, ErrorCode, ImageId, ImageKey, InputError};
 use crate::metrics::bleu::{self, BleuStats};
 use crate::metrics::cider::{self, SentenceVec, Variant};
@@ -487,6 +489,7 @@ pub fn score_prepared(
 #[derive(Default)]
 struct ImageScores {
     bleu: BleuStats,
+    bleu_scores: [f64; 4],
     rouge: f64,
     cider: [f64; 2],
 }
@@ -547,7 +550,6 @@ fn score_inner(
     });
     phase("words");
 
-    let mut per_image: Vec<Vec<(&'static str, f64)>> = vec![Vec::new(); n];
     let mut aggregate: Vec<(&'static str, f64)> = Vec::new();
     let mut bleu_totals = None;
     let mut sig = vec![
@@ -610,6 +612,7 @@ fn score_inner(
             .flat_map_iter(|c| {
                 let mut buf = GramBuf::default();
                 let mut index = GramIndex::default();
+                let mut matches = Matches::default();
                 let (mut max_ref, mut wr) = (Vec::new(), Vec::new());
                 let mut vecs: Vec<SentenceVec> = Vec::new();
                 let mut rouge_scratch = rouge::Scratch::default();
@@ -621,21 +624,23 @@ fn score_inner(
                             let image = grams.next_image(&mut buf);
                             let (cand, refs) = image.split_first().expect("a candidate");
                             index.rebuild(cand.all().ids);
+                            matches.build(&index, refs.iter().map(|r| r.all().ids));
                             if want_bleu {
                                 out.bleu =
-                                    BleuStats::of_image_indexed(cand, &index, refs, &mut max_ref);
+                                    BleuStats::of_image_matched(cand, refs, &matches, &mut max_ref);
+                                out.bleu_scores = out.bleu.scores();
                             }
                             if !variants_ref.is_empty() {
                                 vecs.resize_with(image.len(), SentenceVec::default);
-                                let idf = |id: u32| words.idf(id);
                                 for (v, s) in vecs.iter_mut().zip(&image) {
-                                    v.fill(s, idf);
+                                    v.fill(s);
                                 }
                                 let (c, r) =
                                     vecs[..image.len()].split_first().expect("a candidate");
                                 for (k, &(_, variant)) in variants_ref.iter().enumerate() {
-                                    out.cider[k] =
-                                        cider::image_score_indexed(variant, c, &index, r, &mut wr);
+                                    out.cider[k] = cider::image_score_matched(
+                                        variant, c, r, &matches, &mut wr,
+                                    );
                                 }
                             }
                         }
@@ -655,10 +660,6 @@ fn score_inner(
     phase("score");
 
     if want_bleu {
-        for (i, s) in scores.iter().enumerate() {
-            let b = s.bleu.scores();
-            per_image[i].extend(Metric::Bleu.keys().iter().copied().zip(b));
-        }
         let total = bleu::pool(scores.iter().map(|s| &s.bleu));
         aggregate.extend(Metric::Bleu.keys().iter().copied().zip(total.scores()));
         bleu_totals = Some(total);
@@ -666,18 +667,12 @@ fn score_inner(
     }
 
     if let Some(ok) = &meteor_stats {
-        for (i, st) in ok.iter().enumerate() {
-            per_image[i].push(("METEOR", st.score()));
-        }
         aggregate.push(("METEOR", meteor::pooled_score(ok)));
         sig.push("meteor:1.5-pycocoevalcap,en,norm,pooled".into());
     }
 
     if want_rouge {
         let column: Vec<f64> = scores.iter().map(|s| s.rouge).collect();
-        for (i, s) in column.iter().enumerate() {
-            per_image[i].push(("ROUGE_L", *s));
-        }
         aggregate.push(("ROUGE_L", numpy_mean(&column)));
         sig.push("rouge_l:beta=1.2".into());
     }
@@ -686,9 +681,6 @@ fn score_inner(
         for (k, (metric, variant)) in variants.iter().enumerate() {
             let key = metric.keys()[0];
             let column: Vec<f64> = scores.iter().map(|s| s.cider[k]).collect();
-            for (i, s) in column.iter().enumerate() {
-                per_image[i].push((key, *s));
-            }
             aggregate.push((key, numpy_mean(&column)));
             sig.push(match variant {
                 Variant::CiderD => format!("cider_d:n4,sigma=6,clip,df={df_label}"),
@@ -705,11 +697,10 @@ fn score_inner(
     }
 
     let mut spice = None;
+    let mut spice_f = None;
     if wants(Metric::Spice) {
         let (all_f, score, details) = spice_scores(batch, tok, opts)?;
-        for (i, f) in all_f.iter().enumerate() {
-            per_image[i].push(("SPICE", *f));
-        }
+        spice_f = Some(all_f);
         aggregate.push(("SPICE", score));
         sig.push("spice:1.0-scoring,parser=en_core_web_sm-3.8.0-native,synsets".into());
         spice = Some(details);
@@ -739,14 +730,34 @@ fn score_inner(
         });
     }
 
+    // Per-image scores in output order (keys in `aggregate` order), built in parallel.
     let per_image = batch
         .output_order
-        .iter()
+        .par_iter()
         .map(|&i| {
-            (
-                batch.items[i].image_id.clone(),
-                std::mem::take(&mut per_image[i]),
-            )
+            let mut v: Vec<(&'static str, f64)> = Vec::with_capacity(aggregate.len());
+            if want_bleu {
+                v.extend(
+                    Metric::Bleu
+                        .keys()
+                        .iter()
+                        .copied()
+                        .zip(scores[i].bleu_scores),
+                );
+            }
+            if let Some(ok) = &meteor_stats {
+                v.push(("METEOR", ok[i].score()));
+            }
+            if want_rouge {
+                v.push(("ROUGE_L", scores[i].rouge));
+            }
+            for (k, (metric, _)) in variants.iter().enumerate() {
+                v.push((metric.keys()[0], scores[i].cider[k]));
+            }
+            if let Some(f) = &spice_f {
+                v.push(("SPICE", f[i]));
+            }
+            (batch.items[i].image_id.clone(), v)
         })
         .collect();
     phase("report");

@@ -488,6 +488,11 @@ impl<'de> serde::Deserialize<'de> for AnnList {
 /// The typed fast path for COCO annotation files: `None` when the file does not have that
 /// shape (or is not valid JSON), for the general path to handle and report.
 ///
+/// When `images` comes before `annotations` (as in COCO's files), the images are parsed and
+/// indexed while the annotations are, and each piece of annotations then finds its images in
+/// parallel; the check of the rest of the file also confirms that its `images` is the text
+/// parsed.
+///
 /// The `annotations` array (nearly all of a COCO file) is parsed in pieces, in parallel. A
 /// structural scan of the text before it (strings, nesting) finds where the array starts. A
 /// piece ends at a `,` that follows a `}` (and blanks) and is parsed on its own as `[ ... ]`,
@@ -499,6 +504,7 @@ impl<'de> serde::Deserialize<'de> for AnnList {
 /// parsed (and so checked) as a whole, and must have that `[]` as its `annotations`.
 fn fast_coco_references(text: &str) -> Option<References> {
     use rayon::prelude::*;
+    use serde_json::value::RawValue;
     #[derive(serde::Deserialize)]
     struct Fast {
         images: Option<Vec<FastImage>>,
@@ -509,13 +515,20 @@ fn fast_coco_references(text: &str) -> Option<References> {
         images: Option<Vec<FastImage>>,
         annotations: Vec<serde::de::IgnoredAny>,
     }
+    #[derive(serde::Deserialize)]
+    struct RestRaw<'a> {
+        #[serde(borrow)]
+        images: Option<&'a RawValue>,
+        annotations: Vec<serde::de::IgnoredAny>,
+    }
     let serial = || {
         let f: Fast = serde_json::from_str(text).ok()?;
         Some(coco_references(fast_image_ids(f.images)?, f.annotations.0))
     };
-    let Some(open) = find_annotations_array(text) else {
+    let Some(scan) = scan_coco(text) else {
         return serial();
     };
+    let open = scan.annotations;
     let body = &text[open + 1..];
     // Pieces of at least 256 KiB, at most 16; `body` runs past the end of the array, so the
     // last piece is open-ended.
@@ -533,43 +546,101 @@ fn fast_coco_references(text: &str) -> Option<References> {
         .collect();
     // Per piece: its annotations and where it ends in `body`.
     type Piece = (Vec<(ImageId, String)>, usize);
-    let parsed: Option<Vec<Piece>> = starts
-        .par_iter()
-        .enumerate()
-        .map(|(k, &a)| match cuts.get(k) {
-            Some(&b) => {
-                let anns: AnnList = serde_json::from_str(&format!("[{}]", &body[a..b])).ok()?;
-                Some((anns.0, b))
-            }
-            None => {
-                // The last piece: parse one array and see where it ends.
-                let piece = format!("[{}", &body[a..]);
-                let mut stream = serde_json::Deserializer::from_str(&piece).into_iter();
-                let anns: AnnList = stream.next()?.ok()?;
-                // `piece[offset - 1]` is the array's `]`: `body[a + offset - 2]`.
-                let end = a + stream.byte_offset() - 1;
-                Some((anns.0, end))
-            }
-        })
-        .collect();
+    let pieces = || -> Option<Vec<Piece>> {
+        starts
+            .par_iter()
+            .enumerate()
+            .map(|(k, &a)| match cuts.get(k) {
+                Some(&b) => {
+                    let anns: AnnList = serde_json::from_str(&format!("[{}]", &body[a..b])).ok()?;
+                    Some((anns.0, b))
+                }
+                None => {
+                    // The last piece: parse one array and see where it ends.
+                    let piece = format!("[{}", &body[a..]);
+                    let mut stream = serde_json::Deserializer::from_str(&piece).into_iter();
+                    let anns: AnnList = stream.next()?.ok()?;
+                    // `piece[offset - 1]` is the array's `]`: `body[a + offset - 2]`.
+                    let end = a + stream.byte_offset() - 1;
+                    Some((anns.0, end))
+                }
+            })
+            .collect()
+    };
+    // The images (when listed before the annotations), indexed, while the pieces parse.
+    let listed = || -> Option<References> {
+        let (a, b) = scan.images?;
+        let v: Vec<FastImage> = serde_json::from_str(&text[a..b]).ok()?;
+        let mut refs = References::default();
+        for i in &v {
+            refs.push(ImageId::from_value(&i.id)?, Vec::new());
+        }
+        Some(refs)
+    };
+    let (listed, parsed) = rayon::join(listed, pieces);
     let Some(parsed) = parsed else {
         return serial();
     };
     let end = parsed.last().map_or(0, |p| p.1);
     let rest = format!("{}[]{}", &text[..open], &body[end..]);
-    match serde_json::from_str::<Rest>(&rest) {
-        Ok(r) if r.annotations.is_empty() => Some(coco_references(
-            fast_image_ids(r.images)?,
-            parsed.into_iter().flat_map(|p| p.0),
-        )),
-        _ => serial(),
+    let Some(mut refs) = listed else {
+        return match serde_json::from_str::<Rest>(&rest) {
+            Ok(r) if r.annotations.is_empty() => Some(coco_references(
+                fast_image_ids(r.images)?,
+                parsed.into_iter().flat_map(|p| p.0),
+            )),
+            _ => serial(),
+        };
+    };
+    // Check the rest of the file (with the images parsed above in it) while the annotations
+    // find their images.
+    let images_text = scan.images.map(|(a, b)| &text[a..b]);
+    let (valid, placed) = rayon::join(
+        || {
+            matches!(serde_json::from_str::<RestRaw<'_>>(&rest),
+                Ok(r) if r.annotations.is_empty() && r.images.map(RawValue::get) == images_text)
+        },
+        || {
+            parsed
+                .into_par_iter()
+                .map(|(anns, _)| {
+                    // Annotations of images missing from `images` are never evaluated.
+                    anns.into_iter()
+                        .filter_map(|(id, cap)| refs.position(&id.key).map(|p| (p as u32, cap)))
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+        },
+    );
+    if !valid {
+        return serial();
     }
+    let mut counts = vec![0u32; refs.images.len()];
+    for &(p, _) in placed.iter().flatten() {
+        counts[p as usize] += 1;
+    }
+    for (image, &n) in refs.images.iter_mut().zip(&counts) {
+        image.1.reserve_exact(n as usize);
+    }
+    for (p, cap) in placed.into_iter().flatten() {
+        refs.images[p as usize].1.push(cap);
+    }
+    Some(refs)
 }
 
-/// Position of the `[` that opens the array value of the root object's `"annotations"` member,
-/// by a structural scan (strings with their escapes, nesting) of the text before it. `None`
-/// when the text does not start with an object or the member is not found as plain bytes.
-fn find_annotations_array(text: &str) -> Option<usize> {
+/// Where a structural scan finds the parts of a COCO annotation file.
+struct CocoScan {
+    /// Position of the `[` that opens the root object's `"annotations"` array.
+    annotations: usize,
+    /// The root object's `"images"` array (from `[` to `]` included), when it comes before
+    /// `"annotations"`.
+    images: Option<(usize, usize)>,
+}
+
+/// A structural scan (strings with their escapes, nesting) of the text before the root
+/// object's `"annotations"` member. `None` when the text does not start with an object or the
+/// member is not found as plain bytes, or its value is not an array.
+fn scan_coco(text: &str) -> Option<CocoScan> {
     let b = text.as_bytes();
     let blank = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
     let mut i = b.iter().position(|c| !blank(c))?;
@@ -579,6 +650,7 @@ fn find_annotations_array(text: &str) -> Option<usize> {
     let mut depth = 0usize;
     // True where the next string at depth 1 is a member name of the root object.
     let mut key = false;
+    let (mut images_start, mut images) = (None, None);
     while i < b.len() {
         match b[i] {
             b'"' => {
@@ -591,13 +663,25 @@ fn find_annotations_array(text: &str) -> Option<usize> {
                     }
                     j = k + 2;
                 };
-                if depth == 1 && key && &b[start..end] == b"annotations" {
+                let name = &b[start..end];
+                if depth == 1 && key && (name == b"annotations" || name == b"images") {
                     let mut k = end + 1 + b.get(end + 1..)?.iter().position(|c| !blank(c))?;
                     if b[k] != b':' {
                         return None;
                     }
                     k += 1 + b.get(k + 1..)?.iter().position(|c| !blank(c))?;
-                    return (b[k] == b'[').then_some(k);
+                    if name == b"annotations" {
+                        return (b[k] == b'[').then_some(CocoScan {
+                            annotations: k,
+                            images,
+                        });
+                    }
+                    if b[k] == b'[' {
+                        images_start = Some(k);
+                    }
+                    key = false;
+                    i = k;
+                    continue;
                 }
                 key = false;
                 i = end + 1;
@@ -614,6 +698,11 @@ fn find_annotations_array(text: &str) -> Option<usize> {
             b'}' | b']' => {
                 depth = depth.checked_sub(1)?;
                 key = false;
+                if depth == 1 {
+                    if let Some(s) = images_start.take() {
+                        images = Some((s, i + 1));
+                    }
+                }
             }
             b',' => key = depth == 1,
             _ => {}
@@ -952,6 +1041,11 @@ mod tests {
             format!("{{\"annotations\": [{}]}}", anns(15000, "")),
             format!("{{\"annotations\" : [ {} ] , \"type\": \"captions\"}}", anns(15000, "")),
             format!("{{\"images\": [{images}], \"annotations\": []}}"),
+            format!(
+                "{{\"images\": [{}], \"x\": {{\"images\": [1]}}, \"annotations\": [{}]}}",
+                (0..400).map(|i| format!("{{\"id\": {}}}", i * 2)).collect::<Vec<_>>().join(","),
+                anns(20000, "")
+            ),
             format!("{{\"images\": [{images}], \"annot\\u0061tions\": [{}]}}", anns(9000, "")),
         ];
         for (k, doc) in docs.iter().enumerate() {

@@ -15,7 +15,7 @@
 
 use serde::Serialize;
 
-use crate::corpus::{GramIndex, Grams, MAX_ORDER};
+use crate::corpus::{GramIndex, Grams, Matches, MAX_ORDER};
 
 const TINY: f64 = 1e-15;
 const SMALL: f64 = 1e-9;
@@ -37,14 +37,20 @@ impl BleuStats {
     /// Statistics of one candidate against its references (n-grams of words split as in
     /// spec §3.4, counted with ids from one table).
     pub fn of_image(cand: &Grams<'_>, refs: &[Grams<'_>]) -> BleuStats {
-        BleuStats::of_image_indexed(cand, &GramIndex::new(cand.all().ids), refs, &mut Vec::new())
+        let mut matches = Matches::default();
+        matches.build(
+            &GramIndex::new(cand.all().ids),
+            refs.iter().map(|r| r.all().ids),
+        );
+        BleuStats::of_image_matched(cand, refs, &matches, &mut Vec::new())
     }
 
-    /// [`BleuStats::of_image`] with `index` built over `cand.all().ids` and a reusable buffer.
-    pub fn of_image_indexed(
+    /// [`BleuStats::of_image`] from the n-grams the candidate shares with each reference, with
+    /// a reusable buffer.
+    pub fn of_image_matched(
         cand: &Grams<'_>,
-        index: &GramIndex,
         refs: &[Grams<'_>],
+        matches: &Matches,
         max_ref: &mut Vec<u32>,
     ) -> BleuStats {
         let testlen = cand.word_count() as u64;
@@ -53,17 +59,15 @@ impl BleuStats {
             .map(|r| r.word_count() as u64)
             .min_by_key(|&l| (l.abs_diff(testlen), l))
             .unwrap_or(0);
-        // Maximum count of each candidate n-gram in any single reference: one pass over each
-        // reference's n-grams (ids are distinct across orders).
+        // Maximum count of each candidate n-gram in any single reference.
         let all = cand.all();
-        debug_assert_eq!(index.len(), all.len());
         max_ref.clear();
         max_ref.resize(all.len(), 0);
-        for r in refs {
-            for (g, k) in r.all().iter() {
-                if let Some(i) = index.get(g) {
-                    max_ref[i] = max_ref[i].max(k);
-                }
+        for (r, grams) in refs.iter().enumerate() {
+            let counts = grams.all().counts;
+            for &(i, k) in matches.of(r) {
+                let m = &mut max_ref[i as usize];
+                *m = (*m).max(counts[k as usize]);
             }
         }
         let mut guess = [0u64; MAX_ORDER];

@@ -18,7 +18,7 @@
 //! per-image order of operations is mean over orders, then `/ m`, then `* 10`. A one-image
 //! corpus scores 0 (every weight is `ln 1 - ln 1`).
 
-use crate::corpus::{GramIndex, Grams, MAX_ORDER};
+use crate::corpus::{GramIndex, Grams, Matches, MAX_ORDER};
 
 /// Which CIDEr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,16 +45,16 @@ pub struct SentenceVec {
 }
 
 impl SentenceVec {
-    /// Weights `tf * idf(id)` for the n-grams of a sentence, where `idf(id)` is
-    /// `ln(N) - ln(max(1, df))` of the n-gram.
-    pub fn new(s: &Grams<'_>, idf: impl Fn(u32) -> f64) -> SentenceVec {
+    /// Weights `tf * idf` for the n-grams of a sentence, where `idf` is the n-gram's
+    /// `ln(N) - ln(max(1, df))` (carried by `s`).
+    pub fn new(s: &Grams<'_>) -> SentenceVec {
         let mut v = SentenceVec::default();
-        v.fill(s, idf);
+        v.fill(s);
         v
     }
 
     /// [`SentenceVec::new`] into existing storage.
-    pub fn fill(&mut self, s: &Grams<'_>, idf: impl Fn(u32) -> f64) {
+    pub fn fill(&mut self, s: &Grams<'_>) {
         self.ids.clear();
         self.weights.clear();
         for n in 1..=MAX_ORDER {
@@ -63,10 +63,10 @@ impl SentenceVec {
             self.ids.extend_from_slice(grams.ids);
             self.weights.extend(
                 grams
-                    .ids
+                    .counts
                     .iter()
-                    .zip(grams.counts)
-                    .map(|(&g, &tf)| f64::from(tf) * idf(g)),
+                    .zip(grams.idfs)
+                    .map(|(&tf, &idf)| f64::from(tf) * idf),
             );
             // Summed in first-occurrence order, as the reference sums its dictionary.
             let mut norm = 0.0f64;
@@ -87,23 +87,37 @@ impl SentenceVec {
     }
 }
 
-/// Per-order similarity of a candidate with one reference. `wr` receives, per candidate n-gram,
-/// its weight in the reference (0 when absent).
+/// CIDEr-D's Gaussian length penalty `pow(E, -(delta^2) / (2 * 6^2))` for a difference of
+/// `delta` bigrams (common differences computed once: the same `pow` calls, so the same bits).
+fn length_penalty(delta: i64) -> f64 {
+    fn penalty(delta: i64) -> f64 {
+        let delta = delta as f64;
+        std::f64::consts::E.powf(-(delta * delta) / (2.0 * SIGMA * SIGMA))
+    }
+    const SPAN: i64 = 64;
+    static TABLE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
+    if delta.abs() > SPAN {
+        return penalty(delta);
+    }
+    let table = TABLE.get_or_init(|| (-SPAN..=SPAN).map(penalty).collect());
+    table[(delta + SPAN) as usize]
+}
+
+/// Per-order similarity of a candidate with one reference, from the n-grams they share
+/// (`pairs`: candidate position, reference position). `wr` receives, per candidate n-gram, its
+/// weight in the reference (0 when absent).
 fn sim(
     variant: Variant,
     c: &SentenceVec,
-    index: &GramIndex,
     r: &SentenceVec,
+    pairs: &[(u32, u32)],
     wr: &mut [f64],
 ) -> [f64; MAX_ORDER] {
     wr.fill(0.0);
-    for (&g, &w) in r.ids.iter().zip(&r.weights) {
-        if let Some(i) = index.get(g) {
-            wr[i] = w;
-        }
+    for &(i, k) in pairs {
+        wr[i as usize] = r.weights[k as usize];
     }
-    let delta = (c.length - r.length) as f64;
-    let penalty = std::f64::consts::E.powf(-(delta * delta) / (2.0 * SIGMA * SIGMA));
+    let penalty = length_penalty(c.length - r.length);
     let mut val = [0.0f64; MAX_ORDER];
     for (n, v) in val.iter_mut().enumerate() {
         // Candidate n-grams in first-occurrence order: pycocoevalcap's summation order.
@@ -126,32 +140,30 @@ fn sim(
 
 /// The score of one image: candidate against its references (m >= 1; 0 when m = 0).
 pub fn image_score(variant: Variant, cand: &SentenceVec, refs: &[SentenceVec]) -> f64 {
-    image_score_indexed(
-        variant,
-        cand,
+    let mut matches = Matches::default();
+    matches.build(
         &GramIndex::new(&cand.ids),
-        refs,
-        &mut Vec::new(),
-    )
+        refs.iter().map(|r| r.ids.as_slice()),
+    );
+    image_score_matched(variant, cand, refs, &matches, &mut Vec::new())
 }
 
-/// [`image_score`] with `index` built over the candidate's n-gram ids (its [`Grams::all`]
-/// ids, in that order) and a reusable buffer.
-pub fn image_score_indexed(
+/// [`image_score`] from the n-grams the candidate shares with each reference (positions in
+/// the vectors, which list n-grams in [`Grams::all`] order), with a reusable buffer.
+pub fn image_score_matched(
     variant: Variant,
     cand: &SentenceVec,
-    index: &GramIndex,
     refs: &[SentenceVec],
+    matches: &Matches,
     wr: &mut Vec<f64>,
 ) -> f64 {
     if refs.is_empty() {
         return 0.0;
     }
-    debug_assert_eq!(index.len(), cand.ids.len());
     wr.resize(cand.ids.len(), 0.0);
     let mut acc = [0.0f64; MAX_ORDER];
-    for r in refs {
-        let v = sim(variant, cand, index, r, &mut wr[..cand.ids.len()]);
+    for (k, r) in refs.iter().enumerate() {
+        let v = sim(variant, cand, r, matches.of(k), &mut wr[..cand.ids.len()]);
         for n in 0..MAX_ORDER {
             acc[n] += v[n];
         }
@@ -172,30 +184,26 @@ mod tests {
             .map(|refs| refs.iter().map(|r| SentenceNgrams::new(r)).collect())
             .collect();
         let df = DfTable::build(ng.iter().map(|refs| refs.iter()));
-        let mut counter = GramCounter::new();
-        let c = counter.count(cand);
-        let r: Vec<_> = images[0].iter().map(|r| counter.count(r)).collect();
-        let mut by_id: Vec<Ngram> = Vec::new();
-        for w in images
-            .iter()
-            .flatten()
-            .chain(std::iter::once(&cand.to_vec()))
-        {
-            for n in 1..=MAX_ORDER {
-                for g in w.windows(n) {
-                    let id = counter.id(Ngram::new(g)) as usize;
-                    if by_id.len() <= id {
-                        by_id.resize(id + 1, Ngram::new(&[]));
-                    }
-                    by_id[id] = Ngram::new(g);
-                }
-            }
-        }
         let ref_len = (df.doc_count() as f64).ln();
-        let idf = |id: u32| ref_len - df.ln_df(&by_id[id as usize]);
-        let cv = SentenceVec::new(&c.view(), idf);
-        let rv: Vec<_> = r.iter().map(|r| SentenceVec::new(&r.view(), idf)).collect();
+        let idf = |g: &Ngram| ref_len - df.ln_df(g);
+        let mut counter = GramCounter::new();
+        let c = counter.count_weighted(cand, idf);
+        let r: Vec<_> = images[0]
+            .iter()
+            .map(|r| counter.count_weighted(r, idf))
+            .collect();
+        let cv = SentenceVec::new(&c.view());
+        let rv: Vec<_> = r.iter().map(|r| SentenceVec::new(&r.view())).collect();
         image_score(variant, &cv, &rv)
+    }
+
+    #[test]
+    fn cached_length_penalties_are_the_computed_ones() {
+        for delta in -100i64..=100 {
+            let d = delta as f64;
+            let direct = std::f64::consts::E.powf(-(d * d) / (2.0 * SIGMA * SIGMA));
+            assert_eq!(length_penalty(delta).to_bits(), direct.to_bits(), "{delta}");
+        }
     }
 
     #[test]
