@@ -10,6 +10,10 @@
 //! every line on the rayon pool (N times; `score_s` is the fastest, later rounds run with warm
 //! per-thread caches), and prints the pooled score and timings as JSON on stdout.
 
+/// The same allocator as the `capscore` binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::Write;
 use std::time::Instant;
 

@@ -1,7 +1,7 @@
 //! Candidate matches (spec METEOR §5), the beam alignment search (§6) and the statistics of the
 //! chosen alignment (§7).
 
-use super::paraphrase::{ParaphraseTable, Span};
+use super::paraphrase::{ParaphraseTable, Span, SpanIndex};
 use super::synonyms::Synonyms;
 
 /// Module numbers (also the stats field groups).
@@ -69,6 +69,12 @@ pub(crate) struct Sentence {
     pub spans: Vec<Span>,
     /// The same spans sorted by key index, then start.
     pub spans_by_key: Vec<Span>,
+    /// Paraphrase-table token ids (0 = none).
+    pub ids: Vec<u16>,
+    /// Per token: its index in the thread's token cache (see [`SegmentMemo::reset`]).
+    pub tid: Vec<u32>,
+    /// Token `j`'s synsets are `syn[syn_at[j]..syn_at[j + 1]]` (before `index_synonyms`).
+    pub syn_at: Vec<u32>,
 }
 
 impl Sentence {
@@ -81,32 +87,36 @@ impl Sentence {
         self.jh.len()
     }
 
-    pub fn build<'a>(
-        infos: impl ExactSizeIterator<Item = &'a TokenInfo> + Clone,
+    /// Fills the sentence from its tokens' facts (reusing its buffers).
+    /// `infos` yields (token-cache index, facts) per token.
+    pub fn fill<'a>(
+        &mut self,
+        infos: impl Iterator<Item = (u32, &'a TokenInfo)>,
         para: &ParaphraseTable,
         prefix_cache: &mut super::paraphrase::PrefixCache,
-    ) -> Sentence {
-        let n = infos.len();
-        let mut s = Sentence {
-            jh: Vec::with_capacity(n),
-            sk: Vec::with_capacity(n),
-            syn: Vec::new(),
-            fw: Vec::with_capacity(n),
-            spans: Vec::new(),
-            spans_by_key: Vec::new(),
-        };
-        let mut ids = Vec::with_capacity(n);
-        for (pos, t) in infos.enumerate() {
-            s.jh.push(t.jh);
-            s.sk.push(t.sk);
-            s.fw.push(t.fw);
-            ids.push(t.pid);
-            s.syn.extend(t.syn.iter().map(|&id| (id, pos as u32)));
+    ) {
+        self.jh.clear();
+        self.sk.clear();
+        self.fw.clear();
+        self.ids.clear();
+        self.syn.clear();
+        self.tid.clear();
+        self.syn_at.clear();
+        self.syn_at.push(0);
+        for (pos, (tid, t)) in infos.enumerate() {
+            self.jh.push(t.jh);
+            self.sk.push(t.sk);
+            self.fw.push(t.fw);
+            self.ids.push(t.pid);
+            self.tid.push(tid);
+            self.syn.extend(t.syn.iter().map(|&id| (id, pos as u32)));
+            self.syn_at.push(self.syn.len() as u32);
         }
-        s.spans = para.spans_cached(&ids, prefix_cache);
-        s.spans_by_key = s.spans.clone();
-        s.spans_by_key.sort_by_key(|s| (s.key, s.start));
-        s
+        para.spans_into(&self.ids, prefix_cache, &mut self.spans);
+        self.spans_by_key.clear();
+        self.spans_by_key.extend_from_slice(&self.spans);
+        // (key, start) pairs are distinct: an unstable sort gives the one order.
+        self.spans_by_key.sort_unstable_by_key(|s| (s.key, s.start));
     }
 }
 
@@ -119,6 +129,8 @@ struct Cand {
     module: u8,
 }
 
+/// The candidate matches of one alignment (buffers reused from alignment to alignment).
+#[derive(Debug, Default)]
 struct Cands {
     /// Candidates in insertion order.
     list: Vec<Cand>,
@@ -126,19 +138,20 @@ struct Cands {
     /// [`Cands::finish`]): group `j` is `order[start[j]..start[j + 1]]`.
     order: Vec<u32>,
     start: Vec<u32>,
+    fill: Vec<u32>,
     cov_r: Vec<u32>,
     cov_h: Vec<u32>,
 }
 
 impl Cands {
-    fn new(m: usize, n: usize) -> Cands {
-        Cands {
-            list: Vec::with_capacity(4 * n.max(m) + 8),
-            order: Vec::new(),
-            start: vec![0; n + 1],
-            cov_r: vec![0; n],
-            cov_h: vec![0; m],
-        }
+    fn reset(&mut self, m: usize, n: usize) {
+        self.list.clear();
+        self.start.clear();
+        self.start.resize(n + 1, 0);
+        self.cov_r.clear();
+        self.cov_r.resize(n, 0);
+        self.cov_h.clear();
+        self.cov_h.resize(m, 0);
     }
 
     /// Groups the candidates by reference start (a stable counting sort).
@@ -149,10 +162,12 @@ impl Cands {
         for j in 1..self.start.len() {
             self.start[j] += self.start[j - 1];
         }
-        let mut fill = self.start.clone();
-        self.order = vec![0; self.list.len()];
+        self.fill.clear();
+        self.fill.extend_from_slice(&self.start);
+        self.order.clear();
+        self.order.resize(self.list.len(), 0);
         for (id, c) in self.list.iter().enumerate() {
-            let slot = &mut fill[c.j as usize];
+            let slot = &mut self.fill[c.j as usize];
             self.order[*slot as usize] = id as u32;
             *slot += 1;
         }
@@ -164,6 +179,7 @@ impl Cands {
         &self.order[self.start[j] as usize..self.start[j + 1] as usize]
     }
 
+    #[inline]
     fn add(&mut self, j: u32, len: u32, i: u32, mlen: u32, module: u8) {
         self.list.push(Cand {
             j,
@@ -181,111 +197,297 @@ impl Cands {
     }
 }
 
-/// Paraphrase work shared by all references of one segment.
+/// Bit of `id` in a 512-bit filter.
+#[inline]
+pub(crate) fn bloom_bit(id: u32) -> usize {
+    (id.wrapping_mul(0x85EB_CA6B) >> 23) as usize
+}
+
+/// Hypothesis synset ids → bit mask of the hypothesis positions having them (hypotheses of at
+/// most 64 tokens): a small open-addressing table rebuilt per segment.
+#[derive(Debug, Default)]
+struct SynMasks {
+    /// (synset id + 1, mask); id 0 marks an empty slot.
+    slots: Vec<(u32, u64)>,
+    shift: u32,
+    /// 512-bit filter of the ids present: most look-ups miss and stop here.
+    bloom: [u64; 8],
+}
+
+impl SynMasks {
+    #[inline]
+    fn slot(&self, id: u32) -> usize {
+        (id.wrapping_add(1).wrapping_mul(0x9E37_79B9) >> self.shift) as usize
+    }
+
+    fn rebuild(&mut self, pairs: &[(u32, u32)]) {
+        let want = (2 * pairs.len()).max(8).next_power_of_two();
+        self.shift = 32 - want.trailing_zeros();
+        self.slots.clear();
+        self.slots.resize(want, (0, 0));
+        let mask = want - 1;
+        self.bloom = [0; 8];
+        for &(id, pos) in pairs {
+            let b = bloom_bit(id);
+            self.bloom[b >> 6] |= 1 << (b & 63);
+            let mut k = self.slot(id);
+            loop {
+                let e = &mut self.slots[k];
+                if e.0 == 0 {
+                    *e = (id + 1, 1 << pos);
+                    break;
+                }
+                if e.0 == id + 1 {
+                    e.1 |= 1 << pos;
+                    break;
+                }
+                k = (k + 1) & mask;
+            }
+        }
+    }
+
+    #[inline]
+    fn get(&self, id: u32) -> u64 {
+        let b = bloom_bit(id);
+        if self.bloom[b >> 6] >> (b & 63) & 1 == 0 {
+            return 0;
+        }
+        let mask = self.slots.len() - 1;
+        let mut k = self.slot(id);
+        loop {
+            let e = self.slots[k];
+            if e.0 == id + 1 {
+                return e.1;
+            }
+            if e.0 == 0 {
+                return 0;
+            }
+            k = (k + 1) & mask;
+        }
+    }
+}
+
+/// Work shared by all references of one segment, and buffers reused across segments (one per
+/// scoring thread; results never depend on what it held before).
 #[derive(Debug, Default)]
 pub(crate) struct SegmentMemo {
     /// Reference-side phrase key → its paraphrases in the hypothesis, as sorted
     /// (ordinal, hyp start, hyp length).
-    ref_side: rustc_hash::FxHashMap<u32, Vec<(u32, u32, u32)>>,
+    ref_side: rustc_hash::FxHashMap<u32, (u32, u32)>,
+    /// The lists `ref_side` points into.
+    ref_found: Vec<(u32, u32, u32)>,
     /// Per hypothesis span (index into `h.spans`): (ordinal, paraphrase key) of its paraphrases
-    /// that occur in at least one reference, sorted.
-    hyp_side: Vec<Vec<(u32, u32)>>,
+    /// that occur in at least one reference, sorted: `hyp_side[hyp_at[k]..hyp_at[k + 1]]`.
+    hyp_side: Vec<(u32, u32)>,
+    hyp_at: Vec<u32>,
+    /// Synset masks of the hypothesis (valid when `masks_ok`).
+    syn: SynMasks,
+    /// The hypothesis has at most 64 tokens: word matches are found through bit masks.
+    masks_ok: bool,
+    /// Token-cache indices are stable over this segment: `tok_masks` may be used.
+    tids_ok: bool,
+    /// Per token-cache index: (segment stamp, exact, stem, synonym masks of the hypothesis
+    /// positions that token matches), filled on first use in a segment.
+    tok_masks: Vec<(u64, [u64; 3])>,
+    stamp: u64,
+    /// Scratch: per reference position, its three masks.
+    ref_word_masks: Vec<[u64; 3]>,
+    union: Vec<Span>,
+    union_index: SpanIndex,
+    hyp_index: SpanIndex,
+    cands: Cands,
+    shared: Vec<bool>,
+    found: Vec<(u32, u32, u32)>,
+    fixed: Vec<u32>,
+    arena: Vec<(u32, u32)>,
+    order: Vec<(u64, u32)>,
+    paths: Vec<Path<1>>,
+    next: Vec<Path<1>>,
 }
 
 impl SegmentMemo {
-    pub fn new(h: &Sentence, refs: &[Sentence], para: &ParaphraseTable) -> SegmentMemo {
-        let mut union: Vec<Span> = refs
-            .iter()
-            .flat_map(|r| r.spans_by_key.iter().copied())
-            .collect();
-        union.sort_unstable_by_key(|s| s.key);
-        union.dedup_by_key(|s| s.key);
-        let hyp_side = h
-            .spans
-            .iter()
-            .map(|sp| {
-                let mut v = Vec::new();
-                if para.has_paraphrases(sp.key) {
-                    para.matches(sp.key, &union, |ord, q| v.push((ord, q.key)));
-                    v.sort_unstable();
-                }
-                v
-            })
-            .collect();
-        SegmentMemo {
-            ref_side: Default::default(),
-            hyp_side,
+    /// Prepares the memo for hypothesis `h` against `refs`. `tids_stable`: the token-cache
+    /// indices in the sentences all refer to the same cache contents (it was not emptied while
+    /// they were prepared), so equal indices mean equal tokens.
+    pub fn reset(
+        &mut self,
+        h: &Sentence,
+        refs: &[Sentence],
+        para: &ParaphraseTable,
+        tids_stable: bool,
+    ) {
+        self.ref_side.clear();
+        self.ref_found.clear();
+        self.union.clear();
+        self.union
+            .extend(refs.iter().flat_map(|r| r.spans_by_key.iter().copied()));
+        self.union.sort_unstable_by_key(|s| s.key);
+        self.union.dedup_by_key(|s| s.key);
+        self.union_index.rebuild(&self.union);
+        self.hyp_index.rebuild(&h.spans_by_key);
+        self.hyp_side.clear();
+        self.hyp_at.clear();
+        self.hyp_at.push(0);
+        for sp in &h.spans {
+            let from = self.hyp_side.len();
+            if sp.has_paraphrases() {
+                let out = &mut self.hyp_side;
+                para.matches_indexed(sp, &self.union, &self.union_index, |ord, q| {
+                    out.push((ord, q.key))
+                });
+                self.hyp_side[from..].sort_unstable();
+            }
+            self.hyp_at.push(self.hyp_side.len() as u32);
         }
+        self.masks_ok = h.len() <= 64;
+        self.tids_ok = tids_stable;
+        self.stamp += 1;
+        if self.masks_ok {
+            self.syn.rebuild(&h.syn);
+        }
+    }
+
+    /// The exact, stem and synonym masks of reference `r`'s token `j` against hypothesis `h`
+    /// (stem and synonym exclude the positions of the exact mask, as the matchers do).
+    #[inline]
+    fn word_masks(&mut self, h: &Sentence, r: &Sentence, j: usize) -> [u64; 3] {
+        let tid = r.tid[j] as usize;
+        if self.tids_ok {
+            if let Some(&(stamp, masks)) = self.tok_masks.get(tid) {
+                if stamp == self.stamp {
+                    return masks;
+                }
+            }
+        }
+        let (jh, sk) = (r.jh[j], r.sk[j]);
+        let (mut exact, mut stem) = (0u64, 0u64);
+        for (i, (&hj, &hs)) in h.jh.iter().zip(&h.sk).enumerate() {
+            exact |= u64::from(hj == jh) << i;
+            stem |= u64::from(hs == sk) << i;
+        }
+        let mut syn = 0u64;
+        for &(id, _) in &r.syn[r.syn_at[j] as usize..r.syn_at[j + 1] as usize] {
+            syn |= self.syn.get(id);
+        }
+        let masks = [exact, stem & !exact, syn & !exact];
+        if self.tids_ok {
+            if self.tok_masks.len() <= tid {
+                self.tok_masks.resize(tid + 1, (0, [0; 3]));
+            }
+            self.tok_masks[tid] = (self.stamp, masks);
+        }
+        masks
     }
 }
 
-fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable, seg: &mut SegmentMemo) -> Cands {
+fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable, seg: &mut SegmentMemo) {
     let (m, n) = (h.len(), r.len());
-    let mut c = Cands::new(m, n);
+    seg.cands.reset(m, n);
     let identical = m == n && h.jh == r.jh;
-    for j in 0..n {
-        for i in 0..m {
-            if h.jh[i] == r.jh[j] {
-                c.add(j as u32, 1, i as u32, 1, EXACT);
+    if seg.masks_ok {
+        // Word matches from per-token masks, in the order of the loops below: module, then
+        // reference position, then hypothesis position.
+        let mut rm = std::mem::take(&mut seg.ref_word_masks);
+        rm.clear();
+        for j in 0..n {
+            let w = seg.word_masks(h, r, j);
+            rm.push(w);
+        }
+        let c = &mut seg.cands;
+        let modules: &[u8] = if identical {
+            &[EXACT]
+        } else {
+            &[EXACT, STEM, SYNONYM]
+        };
+        for &module in modules {
+            for (j, w) in rm.iter().enumerate() {
+                let mut bits = w[module as usize];
+                while bits != 0 {
+                    let i = bits.trailing_zeros();
+                    bits &= bits - 1;
+                    c.add(j as u32, 1, i, 1, module);
+                }
             }
         }
-    }
-    if identical {
-        c.finish();
-        return c;
-    }
-    for j in 0..n {
-        for i in 0..m {
-            if h.sk[i] == r.sk[j] && h.jh[i] != r.jh[j] {
-                c.add(j as u32, 1, i as u32, 1, STEM);
-            }
+        seg.ref_word_masks = rm;
+        if identical {
+            c.finish();
+            return;
         }
-    }
-    // Synonyms: mark every (i, j) sharing a synset id (the hypothesis' pairs are sorted by id).
-    let mut shared = vec![false; m * n];
-    let mut any = false;
-    let hs = &h.syn;
-    for &(id, j) in &r.syn {
-        let lo = hs.partition_point(|e| e.0 < id);
-        for &(_, i) in hs[lo..].iter().take_while(|e| e.0 == id) {
-            shared[i as usize * n + j as usize] = true;
-            any = true;
-        }
-    }
-    if any {
+    } else {
+        let c = &mut seg.cands;
         for j in 0..n {
             for i in 0..m {
-                if shared[i * n + j] && h.jh[i] != r.jh[j] {
-                    c.add(j as u32, 1, i as u32, 1, SYNONYM);
+                if h.jh[i] == r.jh[j] {
+                    c.add(j as u32, 1, i as u32, 1, EXACT);
+                }
+            }
+        }
+        if identical {
+            c.finish();
+            return;
+        }
+        for j in 0..n {
+            for i in 0..m {
+                if h.sk[i] == r.sk[j] && h.jh[i] != r.jh[j] {
+                    c.add(j as u32, 1, i as u32, 1, STEM);
+                }
+            }
+        }
+        // Synonyms: every (i, j) sharing a synset id, in (j, i) order (the hypothesis' pairs
+        // are sorted by id).
+        let shared = &mut seg.shared;
+        shared.clear();
+        shared.resize(m * n, false);
+        let mut any = false;
+        let hs = &h.syn;
+        for &(id, j) in &r.syn {
+            let lo = hs.partition_point(|e| e.0 < id);
+            for &(_, i) in hs[lo..].iter().take_while(|e| e.0 == id) {
+                shared[i as usize * n + j as usize] = true;
+                any = true;
+            }
+        }
+        if any {
+            for j in 0..n {
+                for i in 0..m {
+                    if shared[i * n + j] && h.jh[i] != r.jh[j] {
+                        c.add(j as u32, 1, i as u32, 1, SYNONYM);
+                    }
                 }
             }
         }
     }
+    let c = &mut seg.cands;
     // (a) reference phrases whose paraphrase occurs in the hypothesis (memoised per segment:
     // the references of one image share many phrases).
     for sp in &r.spans {
-        if !para.has_paraphrases(sp.key) {
+        if !sp.has_paraphrases() {
             continue;
         }
-        let found = seg.ref_side.entry(sp.key).or_insert_with(|| {
-            let mut v = Vec::new();
-            para.matches(sp.key, &h.spans_by_key, |ord, hs| {
-                v.push((ord, hs.start, hs.len))
-            });
-            v.sort_unstable();
-            v
-        });
-        for &(_, i, mlen) in found.iter() {
+        let (from, to) = match seg.ref_side.get(&sp.key) {
+            Some(&at) => at,
+            None => {
+                let out = &mut seg.ref_found;
+                let from = out.len();
+                para.matches_indexed(sp, &h.spans_by_key, &seg.hyp_index, |ord, hs| {
+                    out.push((ord, hs.start, hs.len))
+                });
+                out[from..].sort_unstable();
+                let at = (from as u32, out.len() as u32);
+                seg.ref_side.insert(sp.key, at);
+                at
+            }
+        };
+        for &(_, i, mlen) in &seg.ref_found[from as usize..to as usize] {
             c.add(sp.start, sp.len, i, mlen, PARAPHRASE);
         }
     }
     // (b) hypothesis phrases whose paraphrase occurs in the reference (the paraphrases present
     // in any reference were found once per segment).
-    let mut found: Vec<(u32, u32, u32)> = Vec::new();
+    let found = &mut seg.found;
     for (k, sp) in h.spans.iter().enumerate() {
-        let Some(list) = seg.hyp_side.get(k) else {
-            continue;
-        };
+        let list = &seg.hyp_side[seg.hyp_at[k] as usize..seg.hyp_at[k + 1] as usize];
         if list.is_empty() {
             continue;
         }
@@ -297,12 +499,11 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable, seg: &mut Segm
             }
         }
         found.sort_unstable();
-        for &(_, j, len) in &found {
+        for &(_, j, len) in found.iter() {
             c.add(j, len, sp.start, sp.len, PARAPHRASE);
         }
     }
     c.finish();
-    c
 }
 
 /// A search path. Plain data (no heap): the used-word sets are bitsets of `W` words and the
@@ -377,12 +578,45 @@ pub(crate) fn align_stats(
 ) -> [u32; 23] {
     let longest = h.len().max(r.len());
     if longest <= 64 {
-        align_w::<1>(h, r, para, seg)
+        let bufs = (
+            std::mem::take(&mut seg.paths),
+            std::mem::take(&mut seg.next),
+        );
+        let (stats, bufs) = align_w::<1>(h, r, para, seg, bufs);
+        (seg.paths, seg.next) = bufs;
+        stats
     } else if longest <= 128 {
-        align_w::<2>(h, r, para, seg)
+        align_w::<2>(h, r, para, seg, Default::default()).0
     } else {
-        align_w::<8>(h, r, para, seg)
+        align_w::<8>(h, r, para, seg, Default::default()).0
     }
+}
+
+/// Sorts `paths` best first (stable: equal paths keep their order) and keeps the best
+/// [`BEAM`], using `order` as scratch.
+fn sort_beam<const W: usize>(
+    paths: &mut Vec<Path<W>>,
+    spare: &mut Vec<Path<W>>,
+    order: &mut Vec<(u64, u32)>,
+) {
+    if paths.len() <= 1 {
+        return;
+    }
+    order.clear();
+    // Key: matches descending, chunks ascending, distance ascending (all non-negative and
+    // bounded: m1 + m2 < 2^11, chunks < 2^10; a distance beyond 2^40 - 1 saturates, which
+    // no accepted length reaches), then position: a stable order.
+    order.extend(paths.iter().enumerate().map(|(k, p)| {
+        let sum = (p.m1 + p.m2) as u64;
+        let key = ((0x7ff - sum) << 51)
+            | ((p.chunks as u64 & 0x7ff) << 40)
+            | (p.dist.max(0) as u64).min((1 << 40) - 1);
+        (key, k as u32)
+    }));
+    order.sort_unstable();
+    spare.clear();
+    spare.extend(order.iter().take(BEAM).map(|&(_, k)| paths[k as usize]));
+    std::mem::swap(paths, spare);
 }
 
 fn align_w<const W: usize>(
@@ -390,9 +624,11 @@ fn align_w<const W: usize>(
     r: &Sentence,
     para: &ParaphraseTable,
     seg: &mut SegmentMemo,
-) -> [u32; 23] {
+    (mut paths, mut next): (Vec<Path<W>>, Vec<Path<W>>),
+) -> ([u32; 23], (Vec<Path<W>>, Vec<Path<W>>)) {
     let (m, n) = (h.len(), r.len());
-    let cands = candidates(h, r, para, seg);
+    candidates(h, r, para, seg);
+    let cands = &seg.cands;
     let mut p0 = Path::<W> {
         used_h: [0; W],
         used_r: [0; W],
@@ -405,7 +641,9 @@ fn align_w<const W: usize>(
         node: NONE,
     };
     // Fixed matches, shared by every path.
-    let mut fixed = vec![NONE; n];
+    let fixed = &mut seg.fixed;
+    fixed.clear();
+    fixed.resize(n, NONE);
     for (j, slot) in fixed.iter_mut().enumerate() {
         if let [id] = *cands.at(j) {
             let c = cands.list[id as usize];
@@ -419,15 +657,16 @@ fn align_w<const W: usize>(
         }
     }
     // Arena of chosen matches: (candidate id, previous node).
-    let mut arena: Vec<(u32, u32)> = Vec::with_capacity(64 * n + 16);
-    let mut next: Vec<Path<W>> = Vec::with_capacity(4 * BEAM);
+    let arena = &mut seg.arena;
+    arena.clear();
+    let order = &mut seg.order;
+    let mut spare: Vec<Path<W>> = Vec::new();
+    next.clear();
     next.push(p0);
-    let mut paths: Vec<Path<W>> = Vec::with_capacity(4 * BEAM);
     for cur in 0..=n {
         std::mem::swap(&mut paths, &mut next);
         next.clear();
-        paths.sort_by(cmp_paths);
-        paths.truncate(BEAM);
+        sort_beam(&mut paths, &mut spare, order);
         let mut fallback: Option<Path<W>> = None;
         for path in paths.iter_mut() {
             let mut path = *path;
@@ -482,16 +721,16 @@ fn align_w<const W: usize>(
             }
         }
     }
-    next.sort_by(cmp_paths);
     let mut s = [0u32; 23];
     s[0] = m as u32;
     s[1] = n as u32;
     s[2] = h.fw.iter().filter(|&&f| f).count() as u32;
     s[3] = r.fw.iter().filter(|&&f| f).count() as u32;
-    let Some(best) = next.first() else {
-        return s;
+    // The first of the best paths (a stable sort's head).
+    let Some(best) = next.iter().min_by(|x, y| cmp_paths(x, y)) else {
+        return (s, (paths, next));
     };
-    let mut matches = fixed;
+    let matches = fixed;
     let mut node = best.node;
     while node != NONE {
         let (id, prev) = arena[node as usize];
@@ -531,5 +770,5 @@ fn align_w<const W: usize>(
         chunks += 1;
     }
     s[20] = chunks;
-    s
+    (s, (paths, next))
 }

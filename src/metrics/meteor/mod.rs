@@ -111,18 +111,34 @@ static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU6
 /// Most entries of the per-thread token cache before it is emptied.
 const TOKEN_CACHE_MAX: usize = 1 << 16;
 
-/// Per-thread memo of token facts (hash, stem hash, synsets, ...) and paraphrase-prefix lookups,
+/// Per-thread memo of token facts (hash, stem, synsets, ...) and paraphrase-prefix lookups,
 /// tagged by the [`Meteor`] instance it belongs to.
 #[derive(Default)]
-struct ThreadCache {
-    owner: u64,
-    tokens: FxHashMap<Box<str>, align::TokenInfo>,
+struct TokenCache {
+    /// Token → index into `infos`.
+    tokens: FxHashMap<Box<str>, u32>,
+    infos: Vec<align::TokenInfo>,
     prefixes: paraphrase::PrefixCache,
+    /// Scratch: the cache indices of one sentence's tokens.
+    at: Vec<u32>,
+    /// How many times the cache was emptied (indices are reused after that).
+    generation: u64,
+}
+
+/// Everything a scoring thread keeps between segments: the memo, the prepared sentences and the
+/// alignment buffers (reused, so that scoring a segment allocates next to nothing). Results
+/// never depend on what it held before.
+#[derive(Default)]
+struct ThreadWork {
+    owner: u64,
+    cache: TokenCache,
+    hyp: align::Sentence,
+    refs: Vec<align::Sentence>,
+    memo: align::SegmentMemo,
 }
 
 thread_local! {
-    static TOKEN_CACHE: std::cell::RefCell<ThreadCache> =
-        std::cell::RefCell::new(ThreadCache::default());
+    static WORK: std::cell::RefCell<ThreadWork> = std::cell::RefCell::new(ThreadWork::default());
 }
 
 impl std::fmt::Debug for Meteor {
@@ -226,7 +242,13 @@ impl Meteor {
         &self.synonyms
     }
 
-    fn prepare(&self, text: &str) -> Result<align::Sentence, MeteorError> {
+    /// Normalises and tokenises `text` and fills `out` with what the matchers need.
+    fn prepare(
+        &self,
+        text: &str,
+        tc: &mut TokenCache,
+        out: &mut align::Sentence,
+    ) -> Result<(), MeteorError> {
         if text.len() > MAX_CAPTION_BYTES {
             return Err(MeteorError::TooLong {
                 what: format!("{} bytes", text.len()),
@@ -234,44 +256,45 @@ impl Meteor {
             });
         }
         let norm = self.normalizer.normalize_lower(normalize::java_trim(text));
-        let toks: Vec<&str> = normalize::tokens(&norm).collect();
-        if toks.len() > MAX_TOKENS {
+        let n_tokens = normalize::tokens(&norm).count();
+        if n_tokens > MAX_TOKENS {
             return Err(MeteorError::TooLong {
-                what: format!("{} tokens after normalisation", toks.len()),
+                what: format!("{n_tokens} tokens after normalisation"),
                 limit: MAX_TOKENS,
             });
         }
-        Ok(TOKEN_CACHE.with(|cell| {
-            let mut guard = cell.borrow_mut();
-            let tc = &mut *guard;
-            if tc.owner != self.instance {
-                tc.tokens.clear();
-                tc.prefixes.clear();
-                tc.owner = self.instance;
-            }
-            if tc.tokens.len() + toks.len() > TOKEN_CACHE_MAX {
-                tc.tokens.clear();
-            }
-            let cache = &mut tc.tokens;
-            for t in &toks {
-                if !cache.contains_key(*t) {
-                    let info = align::TokenInfo::new(
+        if tc.tokens.len() + n_tokens > TOKEN_CACHE_MAX {
+            tc.tokens.clear();
+            tc.infos.clear();
+            tc.generation += 1;
+        }
+        // One look-up per known token.
+        tc.at.clear();
+        for t in normalize::tokens(&norm) {
+            let k = match tc.tokens.get(t) {
+                Some(&k) => k,
+                None => {
+                    let k = tc.infos.len() as u32;
+                    tc.infos.push(align::TokenInfo::new(
                         t,
                         &self.stemmer,
                         &self.synonyms,
                         &self.function_words,
                         &self.paraphrases,
-                    );
-                    cache.insert(Box::from(*t), info);
+                    ));
+                    tc.tokens.insert(Box::from(t), k);
+                    k
                 }
-            }
-            let cache = &tc.tokens;
-            align::Sentence::build(
-                toks.iter().map(|t| &cache[*t]),
-                &self.paraphrases,
-                &mut tc.prefixes,
-            )
-        }))
+            };
+            tc.at.push(k);
+        }
+        let infos = &tc.infos;
+        out.fill(
+            tc.at.iter().map(|&k| (k, &infos[k as usize])),
+            &self.paraphrases,
+            &mut tc.prefixes,
+        );
+        Ok(())
     }
 
     /// Best-of-references statistics for one hypothesis: what the jar answers to pycocoevalcap's
@@ -297,25 +320,39 @@ impl Meteor {
         if refs.is_empty() {
             return Err(MeteorError::NoReferences);
         }
-        let mut h = self.prepare(hyp)?;
-        h.index_synonyms();
-        let rs = refs
-            .iter()
-            .map(|r| self.prepare(r))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut memo = align::SegmentMemo::new(&h, &rs, &self.paraphrases);
-        let mut best: Option<SegmentStats> = None;
-        let mut best_score = -1.0f64;
-        for r in &rs {
-            let st = SegmentStats {
-                v: align::align_stats(&h, r, &self.paraphrases, &mut memo),
-            };
-            let sc = st.score();
-            if sc > best_score {
-                best_score = sc;
-                best = Some(st);
+        let best = WORK.with(|cell| -> Result<Option<SegmentStats>, MeteorError> {
+            let mut guard = cell.borrow_mut();
+            let w = &mut *guard;
+            if w.owner != self.instance {
+                w.cache = TokenCache::default();
+                w.owner = self.instance;
             }
-        }
+            let generation = w.cache.generation;
+            self.prepare(hyp, &mut w.cache, &mut w.hyp)?;
+            w.hyp.index_synonyms();
+            if w.refs.len() < refs.len() {
+                w.refs.resize_with(refs.len(), Default::default);
+            }
+            for (r, out) in refs.iter().zip(&mut w.refs) {
+                self.prepare(r, &mut w.cache, out)?;
+            }
+            let rs = &w.refs[..refs.len()];
+            let tids_stable = w.cache.generation == generation;
+            w.memo.reset(&w.hyp, rs, &self.paraphrases, tids_stable);
+            let mut best: Option<SegmentStats> = None;
+            let mut best_score = -1.0f64;
+            for r in rs {
+                let st = SegmentStats {
+                    v: align::align_stats(&w.hyp, r, &self.paraphrases, &mut w.memo),
+                };
+                let sc = st.score();
+                if sc > best_score {
+                    best_score = sc;
+                    best = Some(st);
+                }
+            }
+            Ok(best)
+        })?;
         // Every score is ≥ 0 > -1, so the first reference is always taken at least.
         Ok(best.unwrap_or_default())
     }

@@ -166,7 +166,8 @@ const PREFIX_CACHE_MAX: usize = 1 << 18;
 /// Memo of prefix lookups for [`ParaphraseTable::spans_cached`].
 #[derive(Debug, Default)]
 pub struct PrefixCache {
-    map: FxHashMap<u128, u64>,
+    /// Prefix key → (outcome << 32 | key index, pair-list start, pair-list end).
+    map: FxHashMap<u128, (u64, u32, u32)>,
 }
 
 impl PrefixCache {
@@ -185,6 +186,87 @@ pub struct Span {
     pub len: u32,
     /// Index of the phrase among the table's keys.
     pub key: u32,
+    /// Its paraphrase pairs: positions `plo..phi` of the pair list (empty when the phrase has
+    /// none), carried along so that matching need not look them up in the table again.
+    pub plo: u32,
+    /// See `plo`.
+    pub phi: u32,
+}
+
+/// Span key → the range of spans with that key in a slice sorted by key: a small
+/// open-addressing table, rebuilt for each sentence or segment (buffers reused).
+#[derive(Debug, Default)]
+pub struct SpanIndex {
+    /// (key + 1, from, to); key + 1 == 0 marks an empty slot.
+    slots: Vec<(u32, u32, u32)>,
+    shift: u32,
+    distinct: usize,
+    /// 512-bit filter of the keys present.
+    bloom: [u64; 8],
+}
+
+impl SpanIndex {
+    #[inline]
+    fn slot(&self, key: u32) -> usize {
+        (key.wrapping_add(1).wrapping_mul(0x9E37_79B9) >> self.shift) as usize
+    }
+
+    /// Indexes `sorted` (spans sorted by key).
+    pub fn rebuild(&mut self, sorted: &[Span]) {
+        let want = (2 * sorted.len()).max(8).next_power_of_two();
+        self.shift = 32 - want.trailing_zeros();
+        self.slots.clear();
+        self.slots.resize(want, (0, 0, 0));
+        self.distinct = 0;
+        self.bloom = [0; 8];
+        let mask = want - 1;
+        let mut a = 0;
+        while a < sorted.len() {
+            let key = sorted[a].key;
+            let mut b = a + 1;
+            while b < sorted.len() && sorted[b].key == key {
+                b += 1;
+            }
+            let mut k = self.slot(key);
+            while self.slots[k].0 != 0 {
+                k = (k + 1) & mask;
+            }
+            self.slots[k] = (key.wrapping_add(1), a as u32, b as u32);
+            let bit = super::align::bloom_bit(key);
+            self.bloom[bit >> 6] |= 1 << (bit & 63);
+            self.distinct += 1;
+            a = b;
+        }
+    }
+
+    /// The range of spans with `key` (empty if none).
+    #[inline]
+    pub fn get(&self, key: u32) -> (u32, u32) {
+        let bit = super::align::bloom_bit(key);
+        if self.bloom[bit >> 6] >> (bit & 63) & 1 == 0 {
+            return (0, 0);
+        }
+        let mask = self.slots.len() - 1;
+        let mut k = self.slot(key);
+        loop {
+            let (tag, from, to) = self.slots[k];
+            if tag == key.wrapping_add(1) {
+                return (from, to);
+            }
+            if tag == 0 {
+                return (0, 0);
+            }
+            k = (k + 1) & mask;
+        }
+    }
+}
+
+impl Span {
+    /// Whether the phrase has paraphrases (is a reference-side phrase of the table).
+    #[inline]
+    pub fn has_paraphrases(&self) -> bool {
+        self.plo != self.phi
+    }
 }
 
 impl ParaphraseTable {
@@ -331,10 +413,17 @@ impl ParaphraseTable {
 
     /// [`ParaphraseTable::spans`] with a memo of prefix lookups (valid for this table only).
     pub fn spans_cached(&self, ids: &[u16], cache: &mut PrefixCache) -> Vec<Span> {
+        let mut out = Vec::with_capacity(2 * ids.len());
+        self.spans_into(ids, cache, &mut out);
+        out
+    }
+
+    /// [`ParaphraseTable::spans_cached`] into `out` (cleared first).
+    pub fn spans_into(&self, ids: &[u16], cache: &mut PrefixCache, out: &mut Vec<Span>) {
         const EXACT: u64 = 0;
         const PREFIX: u64 = 1;
         const STOP: u64 = 2;
-        let mut out = Vec::with_capacity(2 * ids.len());
+        out.clear();
         for s in 0..ids.len() {
             let mut key: u128 = 0;
             let t0 = ids[s] as usize;
@@ -350,7 +439,7 @@ impl ParaphraseTable {
                 }
                 let shift = 16 * (MAX_PHRASE - l);
                 key |= (t as u128) << shift;
-                let outcome = match cache.map.get(&key) {
+                let (outcome, plo, phi) = match cache.map.get(&key) {
                     Some(&o) => o,
                     None => {
                         let at = self.lower_bound(lo, hi, key);
@@ -367,11 +456,16 @@ impl ParaphraseTable {
                                 (PREFIX << 32) | at as u64
                             }
                         };
+                        let (plo, phi) = if o >> 32 == EXACT {
+                            (self.offs(at), self.offs(at + 1))
+                        } else {
+                            (0, 0)
+                        };
                         if cache.map.len() >= PREFIX_CACHE_MAX {
                             cache.map.clear();
                         }
-                        cache.map.insert(key, o);
-                        o
+                        cache.map.insert(key, (o, plo, phi));
+                        (o, plo, phi)
                     }
                 };
                 let at = (outcome & 0xffff_ffff) as usize;
@@ -380,6 +474,8 @@ impl ParaphraseTable {
                         start: s as u32,
                         len: l as u32,
                         key: at as u32,
+                        plo,
+                        phi,
                     }),
                     PREFIX => {}
                     _ => break,
@@ -387,34 +483,63 @@ impl ParaphraseTable {
                 lo = at;
             }
         }
-        out
-    }
-
-    /// Whether phrase `key` has paraphrases (is a reference-side phrase).
-    #[inline]
-    pub fn has_paraphrases(&self, key: u32) -> bool {
-        self.offs(key as usize) != self.offs(key as usize + 1)
     }
 
     /// For reference-side phrase `key` and the other side's spans sorted by key index
     /// (`other`), calls `f(ordinal, span)` for every span that is one of its paraphrases.
-    pub fn matches(&self, key: u32, other: &[Span], mut f: impl FnMut(u32, Span)) {
-        let lo = self.offs(key as usize) as usize;
-        let hi = self.offs(key as usize + 1) as usize;
+    pub fn matches(&self, span: &Span, other: &[Span], f: impl FnMut(u32, Span)) {
+        self.matches_with(span, other, None, f)
+    }
+
+    /// [`ParaphraseTable::matches`] with `index` built from `other` (a short pair list is then
+    /// walked with one table probe per pair).
+    pub fn matches_indexed(
+        &self,
+        span: &Span,
+        other: &[Span],
+        index: &SpanIndex,
+        f: impl FnMut(u32, Span),
+    ) {
+        self.matches_with(span, other, Some(index), f)
+    }
+
+    fn matches_with(
+        &self,
+        span: &Span,
+        other: &[Span],
+        index: Option<&SpanIndex>,
+        mut f: impl FnMut(u32, Span),
+    ) {
+        let lo = span.plo as usize;
+        let hi = span.phi as usize;
         if lo == hi || other.is_empty() {
+            return;
+        }
+        if let Some(index) = index.filter(|ix| hi - lo <= 4 * ix.distinct) {
+            // A pair (key, q) listed twice counts once, with its first ordinal (as the merge
+            // and the binary search below do).
+            let mut prev = None;
+            for x in lo..hi {
+                let (q, ord) = self.pair(x);
+                if prev == Some(q) {
+                    continue;
+                }
+                prev = Some(q);
+                let (a, b) = index.get(q);
+                for sp in &other[a as usize..b as usize] {
+                    f(ord, *sp);
+                }
+            }
             return;
         }
         if hi - lo <= other.len() {
             // Merge.
+            // Unequal keys advance without a branch (the order of keys is unpredictable).
             let (mut x, mut y) = (lo, 0usize);
             while x < hi && y < other.len() {
                 let (q, ord) = self.pair(x);
                 let ok = other[y].key;
-                if q < ok {
-                    x += 1;
-                } else if q > ok {
-                    y += 1;
-                } else {
+                if q == ok {
                     let mut z = y;
                     while z < other.len() && other[z].key == q {
                         f(ord, other[z]);
@@ -422,6 +547,9 @@ impl ParaphraseTable {
                     }
                     x += 1;
                     y = z;
+                } else {
+                    x += usize::from(q < ok);
+                    y += usize::from(q > ok);
                 }
             }
         } else {
@@ -477,11 +605,11 @@ mod tests {
         let mut h = t.spans(&ids("one the beach"));
         h.sort_by_key(|s| (s.key, s.start));
         let mut got = Vec::new();
-        t.matches(r[0].key, &h, |ord, sp| got.push((ord, sp.start, sp.len)));
+        t.matches(&r[0], &h, |ord, sp| got.push((ord, sp.start, sp.len)));
         got.sort();
         assert_eq!(got, vec![(0, 1, 1), (2, 0, 1)]);
         let mut got = Vec::new();
-        t.matches(r[1].key, &h, |ord, sp| got.push((ord, sp.start, sp.len)));
+        t.matches(&r[1], &h, |ord, sp| got.push((ord, sp.start, sp.len)));
         assert_eq!(got, vec![(1, 1, 2)]);
     }
 }
