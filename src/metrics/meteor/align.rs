@@ -1,7 +1,7 @@
 //! Candidate matches (spec METEOR §5), the beam alignment search (§6) and the statistics of the
 //! chosen alignment (§7).
 
-use super::paraphrase::{ParaphraseTable, Span, SpanIndex};
+use super::paraphrase::{ParaphraseTable, Prefix, Span, SpanIndex};
 use super::synonyms::Synonyms;
 
 /// Module numbers (also the stats field groups).
@@ -36,6 +36,8 @@ pub(crate) struct TokenInfo {
     pub fw: bool,
     /// Paraphrase-table token id (0 = none).
     pub pid: u16,
+    /// The paraphrase-table look-up of the token as a one-word phrase.
+    pub uni: Prefix,
 }
 
 impl TokenInfo {
@@ -52,6 +54,7 @@ impl TokenInfo {
             syn: syn.synset_ids(t).into_boxed_slice(),
             fw: fw.contains(t),
             pid: para.token_id(t),
+            uni: para.unigram(para.token_id(t)),
         }
     }
 }
@@ -71,15 +74,22 @@ pub(crate) struct Sentence {
     pub spans_by_key: Vec<Span>,
     /// Paraphrase-table token ids (0 = none).
     pub ids: Vec<u16>,
+    /// Their one-word look-ups.
+    pub uni: Vec<Prefix>,
     /// Per token: its index in the thread's token cache (see [`SegmentMemo::reset`]).
     pub tid: Vec<u32>,
-    /// Token `j`'s synsets are `syn[syn_at[j]..syn_at[j + 1]]` (before `index_synonyms`).
+    /// Token `j`'s synsets are `syn[syn_at[j]..syn_at[j + 1]]` (unless `index_synonyms`
+    /// sorted them).
     pub syn_at: Vec<u32>,
 }
 
 impl Sentence {
-    /// Sorts the (synset id, position) pairs so that they can be searched by id.
+    /// Sorts the (synset id, position) pairs so that they can be searched by id (needed for
+    /// hypotheses of more than 64 tokens only: shorter ones are matched through bit masks).
     pub fn index_synonyms(&mut self) {
+        if self.len() <= 64 {
+            return;
+        }
         self.syn.sort_unstable();
     }
 
@@ -99,6 +109,7 @@ impl Sentence {
         self.sk.clear();
         self.fw.clear();
         self.ids.clear();
+        self.uni.clear();
         self.syn.clear();
         self.tid.clear();
         self.syn_at.clear();
@@ -108,11 +119,12 @@ impl Sentence {
             self.sk.push(t.sk);
             self.fw.push(t.fw);
             self.ids.push(t.pid);
+            self.uni.push(t.uni);
             self.tid.push(tid);
             self.syn.extend(t.syn.iter().map(|&id| (id, pos as u32)));
             self.syn_at.push(self.syn.len() as u32);
         }
-        para.spans_into(&self.ids, prefix_cache, &mut self.spans);
+        para.spans_with(&self.ids, &self.uni, prefix_cache, &mut self.spans);
         self.spans_by_key.clear();
         self.spans_by_key.extend_from_slice(&self.spans);
         // (key, start) pairs are distinct: an unstable sort gives the one order.
@@ -292,6 +304,7 @@ pub(crate) struct SegmentMemo {
     stamp: u64,
     /// Scratch: per reference position, its three masks.
     ref_word_masks: Vec<[u64; 3]>,
+    union_keys: Vec<u32>,
     union: Vec<Span>,
     union_index: SpanIndex,
     hyp_index: SpanIndex,
@@ -318,11 +331,21 @@ impl SegmentMemo {
     ) {
         self.ref_side.clear();
         self.ref_found.clear();
+        // The distinct reference keys, sorted (as plain integers: cheaper to sort than spans);
+        // only their keys are used.
+        self.union_keys.clear();
+        self.union_keys
+            .extend(refs.iter().flat_map(|r| r.spans.iter().map(|sp| sp.key)));
+        self.union_keys.sort_unstable();
+        self.union_keys.dedup();
         self.union.clear();
-        self.union
-            .extend(refs.iter().flat_map(|r| r.spans_by_key.iter().copied()));
-        self.union.sort_unstable_by_key(|s| s.key);
-        self.union.dedup_by_key(|s| s.key);
+        self.union.extend(self.union_keys.iter().map(|&key| Span {
+            start: 0,
+            len: 0,
+            key,
+            plo: 0,
+            phi: 0,
+        }));
         self.union_index.rebuild(&self.union);
         self.hyp_index.rebuild(&h.spans_by_key);
         self.hyp_side.clear();

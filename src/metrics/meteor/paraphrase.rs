@@ -177,6 +177,15 @@ impl PrefixCache {
     }
 }
 
+const PREFIX_EXACT: u64 = 0;
+const PREFIX_MORE: u64 = 1;
+const PREFIX_STOP: u64 = 2;
+
+/// The outcome of looking a phrase prefix up: (kind << 32 | key index, pair-list start,
+/// pair-list end); kind is a phrase, a proper prefix of phrases, or neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prefix((u64, u32, u32));
+
 /// A phrase found in a sentence: start token, length, key index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Span {
@@ -420,9 +429,60 @@ impl ParaphraseTable {
 
     /// [`ParaphraseTable::spans_cached`] into `out` (cleared first).
     pub fn spans_into(&self, ids: &[u16], cache: &mut PrefixCache, out: &mut Vec<Span>) {
-        const EXACT: u64 = 0;
-        const PREFIX: u64 = 1;
-        const STOP: u64 = 2;
+        let uni: Vec<Prefix> = ids.iter().map(|&t| self.unigram(t)).collect();
+        self.spans_with(ids, &uni, cache, out)
+    }
+
+    /// The look-up of the one-token phrase of vocabulary id `t` (what [`TokenInfo`] caches).
+    ///
+    /// [`TokenInfo`]: super::align::TokenInfo
+    pub fn unigram(&self, t: u16) -> Prefix {
+        if t == 0 {
+            return Prefix((PREFIX_STOP << 32, 0, 0));
+        }
+        let t = t as usize;
+        let key = (t as u128) << (16 * (MAX_PHRASE - 1));
+        self.prefix_step(
+            self.first[t] as usize,
+            self.first[t + 1] as usize,
+            key,
+            16 * (MAX_PHRASE - 1),
+        )
+    }
+
+    /// Looks `key` (a phrase prefix of `16 * MAX_PHRASE - shift` bits) up among keys `lo..hi`.
+    fn prefix_step(&self, lo: usize, hi: usize, key: u128, shift: usize) -> Prefix {
+        let at = self.lower_bound(lo, hi, key);
+        let o = if at == hi {
+            PREFIX_STOP << 32
+        } else {
+            let found = self.key(at);
+            if found == key {
+                (PREFIX_EXACT << 32) | at as u64
+            } else if (found >> shift) != (key >> shift) {
+                // No phrase starts with this prefix.
+                PREFIX_STOP << 32
+            } else {
+                (PREFIX_MORE << 32) | at as u64
+            }
+        };
+        let (plo, phi) = if o >> 32 == PREFIX_EXACT {
+            (self.offs(at), self.offs(at + 1))
+        } else {
+            (0, 0)
+        };
+        Prefix((o, plo, phi))
+    }
+
+    /// [`ParaphraseTable::spans_into`] with the one-token look-ups already done (`uni[k]` is
+    /// [`ParaphraseTable::unigram`] of `ids[k]`).
+    pub fn spans_with(
+        &self,
+        ids: &[u16],
+        uni: &[Prefix],
+        cache: &mut PrefixCache,
+        out: &mut Vec<Span>,
+    ) {
         out.clear();
         for s in 0..ids.len() {
             let mut key: u128 = 0;
@@ -430,8 +490,8 @@ impl ParaphraseTable {
             if t0 == 0 {
                 continue;
             }
-            let mut lo = self.first[t0] as usize;
             let hi = self.first[t0 + 1] as usize;
+            let mut lo = self.first[t0] as usize;
             for l in 1..=MAX_PHRASE.min(ids.len() - s) {
                 let t = ids[s + l - 1];
                 if t == 0 {
@@ -439,45 +499,31 @@ impl ParaphraseTable {
                 }
                 let shift = 16 * (MAX_PHRASE - l);
                 key |= (t as u128) << shift;
-                let (outcome, plo, phi) = match cache.map.get(&key) {
-                    Some(&o) => o,
-                    None => {
-                        let at = self.lower_bound(lo, hi, key);
-                        let o = if at == hi {
-                            STOP << 32
-                        } else {
-                            let found = self.key(at);
-                            if found == key {
-                                (EXACT << 32) | at as u64
-                            } else if (found >> shift) != (key >> shift) {
-                                // No phrase starts with this prefix.
-                                STOP << 32
-                            } else {
-                                (PREFIX << 32) | at as u64
+                let (outcome, plo, phi) = if l == 1 {
+                    uni[s].0
+                } else {
+                    match cache.map.get(&key) {
+                        Some(&o) => o,
+                        None => {
+                            let o = self.prefix_step(lo, hi, key, shift).0;
+                            if cache.map.len() >= PREFIX_CACHE_MAX {
+                                cache.map.clear();
                             }
-                        };
-                        let (plo, phi) = if o >> 32 == EXACT {
-                            (self.offs(at), self.offs(at + 1))
-                        } else {
-                            (0, 0)
-                        };
-                        if cache.map.len() >= PREFIX_CACHE_MAX {
-                            cache.map.clear();
+                            cache.map.insert(key, o);
+                            o
                         }
-                        cache.map.insert(key, (o, plo, phi));
-                        (o, plo, phi)
                     }
                 };
                 let at = (outcome & 0xffff_ffff) as usize;
                 match outcome >> 32 {
-                    EXACT => out.push(Span {
+                    PREFIX_EXACT => out.push(Span {
                         start: s as u32,
                         len: l as u32,
                         key: at as u32,
                         plo,
                         phi,
                     }),
-                    PREFIX => {}
+                    PREFIX_MORE => {}
                     _ => break,
                 }
                 lo = at;
