@@ -76,6 +76,8 @@ pub(crate) struct Sentence {
     pub ids: Vec<u16>,
     /// Their one-word look-ups.
     pub uni: Vec<Prefix>,
+    /// Scratch for sorting the spans.
+    order: Vec<u64>,
     /// Per token: its index in the thread's token cache (see [`SegmentMemo::reset`]).
     pub tid: Vec<u32>,
     /// Token `j`'s synsets are `syn[syn_at[j]..syn_at[j + 1]]` (unless `index_synonyms`
@@ -125,10 +127,22 @@ impl Sentence {
             self.syn_at.push(self.syn.len() as u32);
         }
         para.spans_with(&self.ids, &self.uni, prefix_cache, &mut self.spans);
+        // Sorted by (key, start): spans are in start order, so (key, position) integers sort
+        // the same way, and integers sort faster than spans.
+        self.order.clear();
+        self.order.extend(
+            self.spans
+                .iter()
+                .enumerate()
+                .map(|(k, sp)| (sp.key as u64) << 32 | k as u64),
+        );
+        self.order.sort_unstable();
         self.spans_by_key.clear();
-        self.spans_by_key.extend_from_slice(&self.spans);
-        // (key, start) pairs are distinct: an unstable sort gives the one order.
-        self.spans_by_key.sort_unstable_by_key(|s| (s.key, s.start));
+        self.spans_by_key.extend(
+            self.order
+                .iter()
+                .map(|&x| self.spans[(x & 0xffff_ffff) as usize]),
+        );
     }
 }
 
@@ -279,13 +293,17 @@ impl SynMasks {
     }
 }
 
+/// Marks a `SegmentMemo::ref_side` entry not computed yet.
+const NOT_YET: (u32, u32) = (u32::MAX, u32::MAX);
+
 /// Work shared by all references of one segment, and buffers reused across segments (one per
 /// scoring thread; results never depend on what it held before).
 #[derive(Debug, Default)]
 pub(crate) struct SegmentMemo {
-    /// Reference-side phrase key → its paraphrases in the hypothesis, as sorted
-    /// (ordinal, hyp start, hyp length).
-    ref_side: rustc_hash::FxHashMap<u32, (u32, u32)>,
+    /// Per distinct reference-side phrase key (by its position in `union`): its paraphrases in
+    /// the hypothesis, as a range of `ref_found` (sorted (ordinal, hyp start, hyp length)), or
+    /// `NOT_YET`.
+    ref_side: Vec<(u32, u32)>,
     /// The lists `ref_side` points into.
     ref_found: Vec<(u32, u32, u32)>,
     /// Per hypothesis span (index into `h.spans`): (ordinal, paraphrase key) of its paraphrases
@@ -329,7 +347,6 @@ impl SegmentMemo {
         para: &ParaphraseTable,
         tids_stable: bool,
     ) {
-        self.ref_side.clear();
         self.ref_found.clear();
         // The distinct reference keys, sorted (as plain integers: cheaper to sort than spans);
         // only their keys are used.
@@ -347,6 +364,8 @@ impl SegmentMemo {
             phi: 0,
         }));
         self.union_index.rebuild(&self.union);
+        self.ref_side.clear();
+        self.ref_side.resize(self.union.len(), NOT_YET);
         self.hyp_index.rebuild(&h.spans_by_key);
         self.hyp_side.clear();
         self.hyp_at.clear();
@@ -488,9 +507,10 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable, seg: &mut Segm
         if !sp.has_paraphrases() {
             continue;
         }
-        let (from, to) = match seg.ref_side.get(&sp.key) {
-            Some(&at) => at,
-            None => {
+        // Every reference key is in the union (built from these references).
+        let u = seg.union_index.get(sp.key).0 as usize;
+        let (from, to) = match seg.ref_side[u] {
+            NOT_YET => {
                 let out = &mut seg.ref_found;
                 let from = out.len();
                 para.matches_indexed(sp, &h.spans_by_key, &seg.hyp_index, |ord, hs| {
@@ -498,9 +518,10 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable, seg: &mut Segm
                 });
                 out[from..].sort_unstable();
                 let at = (from as u32, out.len() as u32);
-                seg.ref_side.insert(sp.key, at);
+                seg.ref_side[u] = at;
                 at
             }
+            at => at,
         };
         for &(_, i, mlen) in &seg.ref_found[from as usize..to as usize] {
             c.add(sp.start, sp.len, i, mlen, PARAPHRASE);

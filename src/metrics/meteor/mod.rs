@@ -305,8 +305,20 @@ impl Meteor {
     /// With no reference at all, pycocoevalcap's request line `SCORE |||  ||| hyp` makes the jar
     /// score against one empty reference (score 0); this does the same.
     pub fn segment(&self, hyp: &str, refs: &[&str]) -> Result<SegmentStats, MeteorError> {
-        let hyp = hyp.replace("|||", "").replace("  ", " ");
-        let mut fields: Vec<&str> = refs.iter().flat_map(|r| r.split("|||")).collect();
+        // The sanitising copies only when there is something to change.
+        let hyp: std::borrow::Cow<'_, str> = if hyp.contains('|') || has_double_space(hyp) {
+            hyp.replace("|||", "").replace("  ", " ").into()
+        } else {
+            hyp.into()
+        };
+        let mut fields: Vec<&str> = Vec::with_capacity(refs.len());
+        for r in refs {
+            if r.contains('|') {
+                fields.extend(r.split("|||"));
+            } else {
+                fields.push(r);
+            }
+        }
         if fields.is_empty() {
             fields.push("");
         }
@@ -356,6 +368,10 @@ impl Meteor {
         // Every score is ≥ 0 > -1, so the first reference is always taken at least.
         Ok(best.unwrap_or_default())
     }
+}
+
+fn has_double_space(s: &str) -> bool {
+    s.as_bytes().windows(2).any(|w| w == b"  ")
 }
 
 /// The 23 statistics of one segment (spec §8): `tLen rLen tFunc rFunc`, then

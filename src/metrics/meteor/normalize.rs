@@ -76,7 +76,23 @@ pub fn java_trim(s: &str) -> &str {
 
 /// Splits on `TOKEN_DELIMS`, dropping empty pieces (spec §3.4).
 pub fn tokens(s: &str) -> impl Iterator<Item = &str> {
-    s.split(is_token_delim).filter(|t| !t.is_empty())
+    // The delimiters are ASCII, so scanning bytes finds the same pieces as scanning chars
+    // (a UTF-8 continuation or lead byte is never one of them) without decoding.
+    let bytes = s.as_bytes();
+    let mut at = 0usize;
+    std::iter::from_fn(move || {
+        while at < bytes.len() && bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        if at == bytes.len() {
+            return None;
+        }
+        let start = at;
+        while at < bytes.len() && !bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        s.get(start..at)
+    })
 }
 
 /// Characters rule 2 leaves alone: ALNUM, JSPACE, `.`, `'`, `` ` ``, `,`, `-`, U+2018, U+2019.
@@ -631,6 +647,26 @@ impl Normalizer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_token_split_equals_the_char_split() {
+        let pieces = [
+            "a", " ", "\t", "\n", "\r", "\x0c", "\x0b", "\u{a0}", "é", "Σ", "日本", "\u{2028}",
+            "x.y", "  ",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let mut s = String::new();
+            for k in 0..(seed % 10) as usize {
+                s.push_str(pieces[((seed >> (k * 5)) % pieces.len() as u64) as usize]);
+            }
+            let want: Vec<&str> = s.split(is_token_delim).filter(|t| !t.is_empty()).collect();
+            assert_eq!(tokens(&s).collect::<Vec<_>>(), want, "{s:?}");
+        }
+    }
 
     const PREFIXES: &str = "#c\nA\nDr\nDR\nMr\nNo #NUMERIC_ONLY#\n";
 

@@ -168,12 +168,15 @@ const PREFIX_CACHE_MAX: usize = 1 << 18;
 pub struct PrefixCache {
     /// Prefix key → (outcome << 32 | key index, pair-list start, pair-list end).
     map: FxHashMap<u128, (u64, u32, u32)>,
+    /// The same for two-word prefixes, keyed by the two token ids.
+    bigrams: FxHashMap<u32, Prefix>,
 }
 
 impl PrefixCache {
     /// Forgets everything (use when switching tables).
     pub fn clear(&mut self) {
         self.map.clear();
+        self.bigrams.clear();
     }
 }
 
@@ -501,6 +504,20 @@ impl ParaphraseTable {
                 key |= (t as u128) << shift;
                 let (outcome, plo, phi) = if l == 1 {
                     uni[s].0
+                } else if l == 2 {
+                    // Two-word prefixes, the most frequent look-up, by a 32-bit key.
+                    let k2 = (ids[s] as u32) << 16 | t as u32;
+                    match cache.bigrams.get(&k2) {
+                        Some(&o) => o.0,
+                        None => {
+                            let o = self.prefix_step(lo, hi, key, shift);
+                            if cache.bigrams.len() >= PREFIX_CACHE_MAX {
+                                cache.bigrams.clear();
+                            }
+                            cache.bigrams.insert(k2, o);
+                            o.0
+                        }
+                    }
                 } else {
                     match cache.map.get(&key) {
                         Some(&o) => o,
