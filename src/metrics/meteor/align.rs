@@ -229,6 +229,12 @@ pub(crate) fn bloom_bit(id: u32) -> usize {
     (id.wrapping_mul(0x85EB_CA6B) >> 23) as usize
 }
 
+/// Bit of `id` in a 2048-bit filter.
+#[inline]
+fn bloom_bit_2048(id: u32) -> usize {
+    (id.wrapping_mul(0x85EB_CA6B) >> 21) as usize
+}
+
 /// Hypothesis synset ids → bit mask of the hypothesis positions having them (hypotheses of at
 /// most 64 tokens): a small open-addressing table rebuilt per segment.
 #[derive(Debug, Default)]
@@ -236,8 +242,8 @@ struct SynMasks {
     /// (synset id + 1, mask); id 0 marks an empty slot.
     slots: Vec<(u32, u64)>,
     shift: u32,
-    /// 512-bit filter of the ids present: most look-ups miss and stop here.
-    bloom: [u64; 8],
+    /// 2048-bit filter of the ids present: most look-ups miss and stop here.
+    bloom: [u64; 32],
 }
 
 impl SynMasks {
@@ -252,9 +258,9 @@ impl SynMasks {
         self.slots.clear();
         self.slots.resize(want, (0, 0));
         let mask = want - 1;
-        self.bloom = [0; 8];
+        self.bloom = [0; 32];
         for &(id, pos) in pairs {
-            let b = bloom_bit(id);
+            let b = bloom_bit_2048(id);
             self.bloom[b >> 6] |= 1 << (b & 63);
             let mut k = self.slot(id);
             loop {
@@ -274,7 +280,7 @@ impl SynMasks {
 
     #[inline]
     fn get(&self, id: u32) -> u64 {
-        let b = bloom_bit(id);
+        let b = bloom_bit_2048(id);
         if self.bloom[b >> 6] >> (b & 63) & 1 == 0 {
             return 0;
         }
