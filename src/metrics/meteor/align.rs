@@ -353,6 +353,7 @@ impl SegmentMemo {
         para: &ParaphraseTable,
         tids_stable: bool,
     ) {
+        para.touch_pairs(h.spans.iter().chain(refs.iter().flat_map(|r| r.spans.iter())));
         self.ref_found.clear();
         // The distinct reference keys, sorted (as plain integers: cheaper to sort than spans);
         // only their keys are used.
