@@ -39,8 +39,13 @@
 //!
 //! Performance notes: [`Meteor`] holds the compact paraphrase table (~95 MB, read in one go; no
 //! mmap, no `unsafe`) and the WordNet data (~25 MB). Each scoring thread keeps a bounded memo of
-//! per-token facts (hash, stem, synsets; ≤ 65,536 tokens) and of paraphrase-prefix lookups
-//! (≤ 262,144 entries), a few MB per thread; results never depend on it.
+//! per-token facts (hash, stem, synsets, one-word phrase look-up; ≤ 65,536 tokens) and of
+//! paraphrase-prefix lookups (≤ 262,144 entries each for two-word and longer prefixes), plus the
+//! buffers of one segment (sentences, candidates, beam), reused so that a segment allocates next
+//! to nothing; a few MB per thread; results never depend on it. Within a segment, a reference
+//! word's exact / stem / synonym matches in the hypothesis are bit masks computed once per
+//! distinct word, and each reference phrase's paraphrases in the hypothesis once per distinct
+//! phrase.
 
 pub mod align;
 pub mod jdouble;

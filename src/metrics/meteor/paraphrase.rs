@@ -183,6 +183,8 @@ impl PrefixCache {
 const PREFIX_EXACT: u64 = 0;
 const PREFIX_MORE: u64 = 1;
 const PREFIX_STOP: u64 = 2;
+/// A phrase that no longer phrase extends: the search from this start ends here.
+const PREFIX_EXACT_LAST: u64 = 3;
 
 /// The outcome of looking a phrase prefix up: (kind << 32 | key index, pair-list start,
 /// pair-list end); kind is a phrase, a proper prefix of phrases, or neither.
@@ -473,7 +475,14 @@ impl ParaphraseTable {
         } else {
             let found = self.key(at);
             if found == key {
-                (PREFIX_EXACT << 32) | at as u64
+                // Longer phrases with this prefix, if any, follow it directly in key order.
+                let longer = at + 1 < hi && (self.key(at + 1) >> shift) == (key >> shift);
+                let kind = if longer {
+                    PREFIX_EXACT
+                } else {
+                    PREFIX_EXACT_LAST
+                };
+                (kind << 32) | at as u64
             } else if (found >> shift) != (key >> shift) {
                 // No phrase starts with this prefix.
                 PREFIX_STOP << 32
@@ -481,7 +490,7 @@ impl ParaphraseTable {
                 (PREFIX_MORE << 32) | at as u64
             }
         };
-        let (plo, phi) = if o >> 32 == PREFIX_EXACT {
+        let (plo, phi) = if matches!(o >> 32, PREFIX_EXACT | PREFIX_EXACT_LAST) {
             (self.offs(at), self.offs(at + 1))
         } else {
             (0, 0)
@@ -544,16 +553,18 @@ impl ParaphraseTable {
                     }
                 };
                 let at = (outcome & 0xffff_ffff) as usize;
-                match outcome >> 32 {
-                    PREFIX_EXACT => out.push(Span {
+                let kind = outcome >> 32;
+                if matches!(kind, PREFIX_EXACT | PREFIX_EXACT_LAST) {
+                    out.push(Span {
                         start: s as u32,
                         len: l as u32,
                         key: at as u32,
                         plo,
                         phi,
-                    }),
-                    PREFIX_MORE => {}
-                    _ => break,
+                    });
+                }
+                if kind != PREFIX_EXACT && kind != PREFIX_MORE {
+                    break;
                 }
                 lo = at;
             }
