@@ -353,7 +353,6 @@ impl SegmentMemo {
         para: &ParaphraseTable,
         tids_stable: bool,
     ) {
-        para.touch_pairs(h.spans.iter().chain(refs.iter().flat_map(|r| r.spans.iter())));
         self.ref_found.clear();
         // The distinct reference keys, sorted (as plain integers: cheaper to sort than spans);
         // only their keys are used.
@@ -563,11 +562,12 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable, seg: &mut Segm
 struct Path<const W: usize> {
     used_h: [u64; W],
     used_r: [u64; W],
-    m1: i32,
-    m2: i32,
-    chunks: i32,
-    idx: i32,
-    last: i32,
+    /// Matched words counted by the search (hypothesis plus reference side; only their sum is
+    /// ever compared). Small fields keep a path at 32 bytes: lengths are at most `MAX_LEN`.
+    m: i16,
+    chunks: i16,
+    idx: i16,
+    last: i16,
     dist: i32,
     /// Last chosen (non-fixed) match: index into the arena, or NONE.
     node: u32,
@@ -598,20 +598,18 @@ fn inc(k: u32, module: u8) -> i32 {
 impl<const W: usize> Path<W> {
     #[inline]
     fn take(&mut self, c: &Cand) {
-        self.m1 += inc(c.mlen, c.module);
-        self.m2 += inc(c.len, c.module);
-        if self.last != -1 && c.i as i32 != self.last {
+        self.m += (inc(c.mlen, c.module) + inc(c.len, c.module)) as i16;
+        if self.last != -1 && c.i as i32 != self.last as i32 {
             self.chunks += 1;
         }
-        self.idx = (c.j + c.len) as i32;
-        self.last = (c.i + c.mlen) as i32;
+        self.idx = (c.j + c.len) as i16;
+        self.last = (c.i + c.mlen) as i16;
     }
 }
 
 #[inline]
 fn cmp_paths<const W: usize>(x: &Path<W>, y: &Path<W>) -> std::cmp::Ordering {
-    (y.m1 + y.m2)
-        .cmp(&(x.m1 + x.m2))
+    y.m.cmp(&x.m)
         .then(x.chunks.cmp(&y.chunks))
         .then(x.dist.cmp(&y.dist))
 }
@@ -658,7 +656,7 @@ fn sort_beam<const W: usize>(
     // bounded: m1 + m2 < 2^11, chunks < 2^10; a distance beyond 2^40 - 1 saturates, which
     // no accepted length reaches), then position: a stable order.
     order.extend(paths.iter().enumerate().map(|(k, p)| {
-        let sum = (p.m1 + p.m2) as u64;
+        let sum = p.m as u64;
         let key = ((0x7ff - sum) << 51)
             | ((p.chunks as u64 & 0x7ff) << 40)
             | (p.dist.max(0) as u64).min((1 << 40) - 1);
@@ -683,8 +681,7 @@ fn align_w<const W: usize>(
     let mut p0 = Path::<W> {
         used_h: [0; W],
         used_r: [0; W],
-        m1: 0,
-        m2: 0,
+        m: 0,
         chunks: 0,
         idx: 0,
         last: -1,
@@ -729,7 +726,7 @@ fn align_w<const W: usize>(
                 continue;
             }
             if any_set(&path.used_r, cur as u32, 1) {
-                if (cur as i32) < path.idx {
+                if (cur as i32) < path.idx as i32 {
                     next.push(path);
                 } else {
                     let id = fixed.get(path.idx as usize).copied().unwrap_or(NONE);

@@ -122,6 +122,9 @@ const TOKEN_CACHE_MAX: usize = 1 << 16;
 struct TokenCache {
     /// Token → index into `infos`.
     tokens: FxHashMap<Box<str>, u32>,
+    /// The same for tokens of at most 15 bytes, keyed by [`short_key`] (no string hashing or
+    /// comparison through a pointer): nearly every caption word.
+    short: FxHashMap<u128, u32>,
     infos: Vec<align::TokenInfo>,
     prefixes: paraphrase::PrefixCache,
     /// Scratch: the cache indices of one sentence's tokens.
@@ -268,16 +271,22 @@ impl Meteor {
                 limit: MAX_TOKENS,
             });
         }
-        if tc.tokens.len() + n_tokens > TOKEN_CACHE_MAX {
+        if tc.infos.len() + n_tokens > TOKEN_CACHE_MAX {
             tc.tokens.clear();
+            tc.short.clear();
             tc.infos.clear();
             tc.generation += 1;
         }
         // One look-up per known token.
         tc.at.clear();
         for t in normalize::tokens(&norm) {
-            let k = match tc.tokens.get(t) {
-                Some(&k) => k,
+            let short = short_key(t);
+            let known = match short {
+                Some(key) => tc.short.get(&key).copied(),
+                None => tc.tokens.get(t).copied(),
+            };
+            let k = match known {
+                Some(k) => k,
                 None => {
                     let k = tc.infos.len() as u32;
                     tc.infos.push(align::TokenInfo::new(
@@ -287,7 +296,10 @@ impl Meteor {
                         &self.function_words,
                         &self.paraphrases,
                     ));
-                    tc.tokens.insert(Box::from(t), k);
+                    match short {
+                        Some(key) => tc.short.insert(key, k),
+                        None => tc.tokens.insert(Box::from(t), k),
+                    };
                     k
                 }
             };
@@ -373,6 +385,20 @@ impl Meteor {
         // Every score is ≥ 0 > -1, so the first reference is always taken at least.
         Ok(best.unwrap_or_default())
     }
+}
+
+/// A token of at most 15 bytes as one integer: its bytes, then its length in the top byte (so
+/// that no two tokens share a key).
+#[inline]
+fn short_key(t: &str) -> Option<u128> {
+    let b = t.as_bytes();
+    if b.len() > 15 {
+        return None;
+    }
+    let mut buf = [0u8; 16];
+    buf[..b.len()].copy_from_slice(b);
+    buf[15] = b.len() as u8;
+    Some(u128::from_le_bytes(buf))
 }
 
 fn has_double_space(s: &str) -> bool {

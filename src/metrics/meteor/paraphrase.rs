@@ -395,18 +395,6 @@ impl ParaphraseTable {
         ])
     }
 
-    /// Reads the first and last pair of every span's pair list, so that their cache misses
-    /// overlap here (the reads are independent) rather than stall the matching one by one.
-    pub fn touch_pairs<'a>(&self, spans: impl Iterator<Item = &'a Span>) {
-        let mut acc = 0u32;
-        for sp in spans {
-            if sp.has_paraphrases() {
-                acc ^= self.pair(sp.plo as usize).0 ^ self.pair(sp.phi as usize - 1).0;
-            }
-        }
-        std::hint::black_box(acc);
-    }
-
     /// (paraphrase key index, ordinal) of pair `x`.
     #[inline]
     fn pair(&self, x: usize) -> (u32, u32) {
