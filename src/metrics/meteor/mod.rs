@@ -42,7 +42,7 @@
 //! per-token facts (hash, stem, synsets, one-word phrase look-up; ≤ 65,536 tokens) and of
 //! paraphrase-prefix lookups (≤ 262,144 entries each for two-word and longer prefixes), plus the
 //! buffers of one segment (sentences, candidates, beam), reused so that a segment allocates next
-//! to nothing; a few MB per thread; results never depend on it. Within a segment, a reference
+//! to nothing; at most about 25 MB per thread, a few MB in practice; results never depend on it. Within a segment, a reference
 //! word's exact / stem / synonym matches in the hypothesis are bit masks computed once per
 //! distinct word, and each reference phrase's paraphrases in the hypothesis once per distinct
 //! phrase.
