@@ -447,3 +447,63 @@ fn a_cache_with_a_damaged_file_is_not_ready() {
         "{err}"
     );
 }
+
+/// Each scoring thread empties its token cache when it would exceed 65,536 tokens, which can
+/// happen between two sentences of one segment; token indices are then reused, and the
+/// per-segment word-match memo (keyed by them) must not be used. Scores must not depend on where
+/// that happens: each segment is scored once on a fresh thread (its words get the first cache
+/// indices), then the cache is filled with other words up to a level that makes it empty itself
+/// before one of the segment's sentences, and the segment is scored again.
+#[test]
+fn token_cache_clearing_inside_a_segment_changes_nothing() {
+    const CACHE_MAX: usize = 1 << 16;
+    let m = meteor();
+    let tokens = |s: &str| -> Vec<String> {
+        m.normalizer()
+            .normalize(jtrim(s))
+            .to_lowercase()
+            .split_ascii_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let mut cleared_between_references = 0;
+    for line in lines("synthetic_20k.in.gz").iter().take(12) {
+        let mut fields: Vec<&str> = line.split("|||").map(jtrim).collect();
+        let hyp = fields.pop().expect("hypothesis");
+        let refs = fields;
+        let sentences: Vec<Vec<String>> = std::iter::once(hyp)
+            .chain(refs.iter().copied())
+            .map(tokens)
+            .collect();
+        let distinct: std::collections::BTreeSet<&String> = sentences.iter().flatten().collect();
+        let lengths: std::collections::BTreeSet<usize> = sentences.iter().map(Vec::len).collect();
+        // With `room` free places, the first sentence longer than `room` empties the cache.
+        for &room in &lengths {
+            let Some(k) = sentences.iter().position(|s| s.len() > room) else {
+                continue;
+            };
+            if k >= 2 {
+                cleared_between_references += 1;
+            }
+            // The filler segment adds "zq0" and the words zq1..zq{fill}.
+            let fill = CACHE_MAX - room - distinct.len() - 1;
+            let (cold, again) = std::thread::scope(|s| {
+                s.spawn(|| {
+                    let cold = m.segment_fields(hyp, &refs).expect("scorable");
+                    let words: Vec<String> = (1..=fill).map(|k| format!("zq{k}")).collect();
+                    let filler: Vec<String> = words.chunks(500).map(|c| c.join(" ")).collect();
+                    let filler: Vec<&str> = filler.iter().map(String::as_str).collect();
+                    m.segment_fields("zq0", &filler).expect("filler scorable");
+                    (cold, m.segment_fields(hyp, &refs).expect("scorable"))
+                })
+                .join()
+                .expect("no panic")
+            });
+            assert_eq!(again, cold, "cleared before sentence {k}: {line:?}");
+        }
+    }
+    assert!(
+        cleared_between_references >= 6,
+        "{cleared_between_references}"
+    );
+}
