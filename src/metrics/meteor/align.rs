@@ -514,7 +514,9 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable, seg: &mut Segm
             continue;
         }
         // Every reference key is in the union (built from these references).
-        let u = seg.union_index.get(sp.key).0 as usize;
+        let (u, u_end) = seg.union_index.get(sp.key);
+        debug_assert!(u_end == u + 1, "reference key missing from the union");
+        let u = u as usize;
         let (from, to) = match seg.ref_side[u] {
             NOT_YET => {
                 let out = &mut seg.ref_found;
