@@ -3,6 +3,7 @@
 
 use super::paraphrase::{ParaphraseTable, Prefix, Span, SpanIndex};
 use super::synonyms::Synonyms;
+use super::table::U32Map;
 
 /// Module numbers (also the stats field groups).
 pub const EXACT: u8 = 0;
@@ -223,79 +224,22 @@ impl Cands {
     }
 }
 
-/// Bit of `id` in a 512-bit filter.
-#[inline]
-pub(crate) fn bloom_bit(id: u32) -> usize {
-    (id.wrapping_mul(0x85EB_CA6B) >> 23) as usize
-}
-
-/// Bit of `id` in a 2048-bit filter.
-#[inline]
-fn bloom_bit_2048(id: u32) -> usize {
-    (id.wrapping_mul(0x85EB_CA6B) >> 21) as usize
-}
-
 /// Hypothesis synset ids → bit mask of the hypothesis positions having them (hypotheses of at
-/// most 64 tokens): a small open-addressing table rebuilt per segment.
+/// most 64 tokens), rebuilt per segment.
 #[derive(Debug, Default)]
-struct SynMasks {
-    /// (synset id + 1, mask); id 0 marks an empty slot.
-    slots: Vec<(u32, u64)>,
-    shift: u32,
-    /// 2048-bit filter of the ids present: most look-ups miss and stop here.
-    bloom: [u64; 32],
-}
+struct SynMasks(U32Map<u64>);
 
 impl SynMasks {
-    #[inline]
-    fn slot(&self, id: u32) -> usize {
-        (id.wrapping_add(1).wrapping_mul(0x9E37_79B9) >> self.shift) as usize
-    }
-
     fn rebuild(&mut self, pairs: &[(u32, u32)]) {
-        let want = (2 * pairs.len()).max(8).next_power_of_two();
-        self.shift = 32 - want.trailing_zeros();
-        self.slots.clear();
-        self.slots.resize(want, (0, 0));
-        let mask = want - 1;
-        self.bloom = [0; 32];
+        self.0.reset(pairs.len());
         for &(id, pos) in pairs {
-            let b = bloom_bit_2048(id);
-            self.bloom[b >> 6] |= 1 << (b & 63);
-            let mut k = self.slot(id);
-            loop {
-                let e = &mut self.slots[k];
-                if e.0 == 0 {
-                    *e = (id + 1, 1 << pos);
-                    break;
-                }
-                if e.0 == id + 1 {
-                    e.1 |= 1 << pos;
-                    break;
-                }
-                k = (k + 1) & mask;
-            }
+            *self.0.entry(id) |= 1 << pos;
         }
     }
 
     #[inline]
     fn get(&self, id: u32) -> u64 {
-        let b = bloom_bit_2048(id);
-        if self.bloom[b >> 6] >> (b & 63) & 1 == 0 {
-            return 0;
-        }
-        let mask = self.slots.len() - 1;
-        let mut k = self.slot(id);
-        loop {
-            let e = self.slots[k];
-            if e.0 == id + 1 {
-                return e.1;
-            }
-            if e.0 == 0 {
-                return 0;
-            }
-            k = (k + 1) & mask;
-        }
+        self.0.get(id).unwrap_or(0)
     }
 }
 

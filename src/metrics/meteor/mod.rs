@@ -53,6 +53,7 @@ pub mod normalize;
 pub mod paraphrase;
 pub mod pow;
 pub mod synonyms;
+mod table;
 
 use std::path::{Path, PathBuf};
 

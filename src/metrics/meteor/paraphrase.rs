@@ -22,6 +22,8 @@ use std::io::{BufRead, Write};
 
 use rustc_hash::FxHashMap;
 
+use super::table::U32Map;
+
 /// Magic bytes of the compact file.
 pub const MAGIC: &[u8; 8] = b"CSMPARA1";
 /// Longest phrase in the table.
@@ -207,33 +209,15 @@ pub struct Span {
     pub phi: u32,
 }
 
-/// Span key → the range of spans with that key in a slice sorted by key: a small
-/// open-addressing table, rebuilt for each sentence or segment (buffers reused).
+/// Span key → the range of spans with that key in a slice sorted by key, rebuilt for each
+/// segment (buffers reused).
 #[derive(Debug, Default)]
-pub struct SpanIndex {
-    /// (key + 1, from, to); key + 1 == 0 marks an empty slot.
-    slots: Vec<(u32, u32, u32)>,
-    shift: u32,
-    distinct: usize,
-    /// 512-bit filter of the keys present.
-    bloom: [u64; 8],
-}
+pub struct SpanIndex(U32Map<(u32, u32)>);
 
 impl SpanIndex {
-    #[inline]
-    fn slot(&self, key: u32) -> usize {
-        (key.wrapping_add(1).wrapping_mul(0x9E37_79B9) >> self.shift) as usize
-    }
-
     /// Indexes `sorted` (spans sorted by key).
     pub fn rebuild(&mut self, sorted: &[Span]) {
-        let want = (2 * sorted.len()).max(8).next_power_of_two();
-        self.shift = 32 - want.trailing_zeros();
-        self.slots.clear();
-        self.slots.resize(want, (0, 0, 0));
-        self.distinct = 0;
-        self.bloom = [0; 8];
-        let mask = want - 1;
+        self.0.reset(sorted.len());
         let mut a = 0;
         while a < sorted.len() {
             let key = sorted[a].key;
@@ -241,14 +225,7 @@ impl SpanIndex {
             while b < sorted.len() && sorted[b].key == key {
                 b += 1;
             }
-            let mut k = self.slot(key);
-            while self.slots[k].0 != 0 {
-                k = (k + 1) & mask;
-            }
-            self.slots[k] = (key.wrapping_add(1), a as u32, b as u32);
-            let bit = super::align::bloom_bit(key);
-            self.bloom[bit >> 6] |= 1 << (bit & 63);
-            self.distinct += 1;
+            *self.0.entry(key) = (a as u32, b as u32);
             a = b;
         }
     }
@@ -256,22 +233,12 @@ impl SpanIndex {
     /// The range of spans with `key` (empty if none).
     #[inline]
     pub fn get(&self, key: u32) -> (u32, u32) {
-        let bit = super::align::bloom_bit(key);
-        if self.bloom[bit >> 6] >> (bit & 63) & 1 == 0 {
-            return (0, 0);
-        }
-        let mask = self.slots.len() - 1;
-        let mut k = self.slot(key);
-        loop {
-            let (tag, from, to) = self.slots[k];
-            if tag == key.wrapping_add(1) {
-                return (from, to);
-            }
-            if tag == 0 {
-                return (0, 0);
-            }
-            k = (k + 1) & mask;
-        }
+        self.0.get(key).unwrap_or((0, 0))
+    }
+
+    /// Number of distinct keys.
+    fn distinct(&self) -> usize {
+        self.0.len()
     }
 }
 
@@ -589,7 +556,7 @@ impl ParaphraseTable {
         if lo == hi || other.is_empty() {
             return;
         }
-        if let Some(index) = index.filter(|ix| hi - lo <= 4 * ix.distinct) {
+        if let Some(index) = index.filter(|ix| hi - lo <= 4 * ix.distinct()) {
             // A pair (key, q) listed twice counts once, with its first ordinal (as the merge
             // and the binary search below do).
             let mut prev = None;
