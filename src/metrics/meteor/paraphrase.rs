@@ -165,7 +165,7 @@ pub struct ParaphraseTable {
 /// Most entries of a [`PrefixCache`] before it is emptied.
 const PREFIX_CACHE_MAX: usize = 1 << 18;
 
-/// Memo of prefix lookups for [`ParaphraseTable::spans_cached`].
+/// Memo of prefix lookups for [`ParaphraseTable::spans_with`] (valid for one table only).
 #[derive(Debug, Default)]
 pub struct PrefixCache {
     /// Prefix key → (outcome << 32 | key index, pair-list start, pair-list end).
@@ -389,20 +389,10 @@ impl ParaphraseTable {
     /// Every span of `ids` (token ids of a sentence) that is a phrase of the table, ordered by
     /// start, then length.
     pub fn spans(&self, ids: &[u16]) -> Vec<Span> {
-        self.spans_cached(ids, &mut PrefixCache::default())
-    }
-
-    /// [`ParaphraseTable::spans`] with a memo of prefix lookups (valid for this table only).
-    pub fn spans_cached(&self, ids: &[u16], cache: &mut PrefixCache) -> Vec<Span> {
-        let mut out = Vec::with_capacity(2 * ids.len());
-        self.spans_into(ids, cache, &mut out);
-        out
-    }
-
-    /// [`ParaphraseTable::spans_cached`] into `out` (cleared first).
-    pub fn spans_into(&self, ids: &[u16], cache: &mut PrefixCache, out: &mut Vec<Span>) {
         let uni: Vec<Prefix> = ids.iter().map(|&t| self.unigram(t)).collect();
-        self.spans_with(ids, &uni, cache, out)
+        let mut out = Vec::with_capacity(2 * ids.len());
+        self.spans_with(ids, &uni, &mut PrefixCache::default(), &mut out);
+        out
     }
 
     /// The look-up of the one-token phrase of vocabulary id `t` (what [`TokenInfo`] caches).
@@ -453,7 +443,8 @@ impl ParaphraseTable {
         Prefix((o, plo, phi))
     }
 
-    /// [`ParaphraseTable::spans_into`] with the one-token look-ups already done (`uni[k]` is
+    /// [`ParaphraseTable::spans`] into `out` (cleared first), with a memo of prefix look-ups
+    /// and the one-token look-ups already done (`uni[k]` is
     /// [`ParaphraseTable::unigram`] of `ids[k]`).
     pub fn spans_with(
         &self,
