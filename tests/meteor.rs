@@ -507,3 +507,51 @@ fn token_cache_clearing_inside_a_segment_changes_nothing() {
         "{cleared_between_references}"
     );
 }
+
+/// The score bound that lets a segment skip the search of a reference that cannot win is never
+/// below the reference's real score, on every fixture segment; the skipping result is the
+/// first best reference of the full computation; and the bound does skip most searches here
+/// (else it would be dead weight).
+#[test]
+fn score_bounds_hold_and_skip_searches() {
+    let m = meteor();
+    let (mut refs_seen, mut skippable) = (0usize, 0usize);
+    for input in [
+        "targeted.in",
+        "examples5.in",
+        "long.in.gz",
+        "perturbed_5k.in.gz",
+        "synthetic_20k.in.gz",
+    ] {
+        for (k, line) in lines(input).iter().enumerate() {
+            let mut fields: Vec<&str> = line.split("|||").map(jtrim).collect();
+            let hyp = fields.pop().expect("hypothesis");
+            let all = m.reference_bounds(hyp, &fields).expect("scorable");
+            let mut first_best: Option<(f64, SegmentStats)> = None;
+            for (r, &(bound, st)) in all.iter().enumerate() {
+                let score = st.score();
+                assert!(
+                    bound >= score,
+                    "{input}:{}: reference {r}: bound {bound:?} < score {score:?}",
+                    k + 1
+                );
+                if first_best.is_none_or(|(b, _)| score > b) {
+                    first_best = Some((score, st));
+                }
+            }
+            let (best, best_st) = first_best.expect("at least one reference");
+            refs_seen += all.len() - 1;
+            skippable += all.iter().filter(|(bound, _)| *bound < best).count();
+            assert_eq!(
+                m.segment_fields(hyp, &fields).expect("scorable"),
+                best_st,
+                "{input}:{}",
+                k + 1
+            );
+        }
+    }
+    assert!(
+        skippable * 2 > refs_seen,
+        "only {skippable} of {refs_seen} searches skippable"
+    );
+}

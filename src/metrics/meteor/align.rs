@@ -270,13 +270,17 @@ pub(crate) struct SegmentMemo {
     /// positions that token matches), filled on first use in a segment.
     tok_masks: Vec<(u64, [u64; 3])>,
     stamp: u64,
+    /// Scratch: per hypothesis then reference position, the best weight of a candidate covering
+    /// it (see [`score_bound`]).
+    best_w: Vec<f64>,
     /// Scratch: per reference position, its three masks.
     ref_word_masks: Vec<[u64; 3]>,
     union_keys: Vec<u32>,
     union: Vec<Span>,
     union_index: SpanIndex,
     hyp_index: SpanIndex,
-    cands: Cands,
+    /// Per reference of the segment: its candidates.
+    cands: Vec<Cands>,
     shared: Vec<bool>,
     found: Vec<(u32, u32, u32)>,
     fixed: Vec<u32>,
@@ -372,9 +376,15 @@ impl SegmentMemo {
     }
 }
 
-fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable, seg: &mut SegmentMemo) {
+fn candidates(
+    h: &Sentence,
+    r: &Sentence,
+    para: &ParaphraseTable,
+    seg: &mut SegmentMemo,
+    c: &mut Cands,
+) {
     let (m, n) = (h.len(), r.len());
-    seg.cands.reset(m, n);
+    c.reset(m, n);
     let identical = m == n && h.jh == r.jh;
     if seg.masks_ok {
         // Word matches from per-token masks, in the order of the loops below: module, then
@@ -385,7 +395,6 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable, seg: &mut Segm
             let w = seg.word_masks(h, r, j);
             rm.push(w);
         }
-        let c = &mut seg.cands;
         let modules: &[u8] = if identical {
             &[EXACT]
         } else {
@@ -407,7 +416,6 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable, seg: &mut Segm
             return;
         }
     } else {
-        let c = &mut seg.cands;
         for j in 0..n {
             for i in 0..m {
                 if h.jh[i] == r.jh[j] {
@@ -450,7 +458,6 @@ fn candidates(h: &Sentence, r: &Sentence, para: &ParaphraseTable, seg: &mut Segm
             }
         }
     }
-    let c = &mut seg.cands;
     // (a) reference phrases whose paraphrase occurs in the hypothesis (memoised per segment:
     // the references of one image share many phrases).
     for sp in &r.spans {
@@ -563,12 +570,32 @@ fn cmp_paths<const W: usize>(x: &Path<W>, y: &Path<W>) -> std::cmp::Ordering {
 /// Largest sentence length (tokens) the search supports.
 pub const MAX_LEN: usize = 64 * 8;
 
-/// Aligns hypothesis `h` with reference `r` and returns the 23 statistics (spec §8).
-/// Both must have at most [`MAX_LEN`] tokens.
+/// Finds the candidate matches of hypothesis `h` with reference `r`, the `k`-th of the segment,
+/// and returns an upper bound of the score of any alignment of them (see [`score_bound`]).
+pub(crate) fn prepare_alignment(
+    h: &Sentence,
+    r: &Sentence,
+    k: usize,
+    para: &ParaphraseTable,
+    seg: &mut SegmentMemo,
+) -> f64 {
+    if seg.cands.len() <= k {
+        seg.cands.resize_with(k + 1, Default::default);
+    }
+    let mut c = std::mem::take(&mut seg.cands[k]);
+    candidates(h, r, para, seg, &mut c);
+    let bound = score_bound(h, r, &c, &mut seg.best_w);
+    seg.cands[k] = c;
+    bound
+}
+
+/// Aligns hypothesis `h` with reference `r`, the `k`-th of the segment (after
+/// [`prepare_alignment`]), and returns the 23 statistics (spec §8). Both must have at most
+/// [`MAX_LEN`] tokens.
 pub(crate) fn align_stats(
     h: &Sentence,
     r: &Sentence,
-    para: &ParaphraseTable,
+    k: usize,
     seg: &mut SegmentMemo,
 ) -> [u32; 23] {
     let longest = h.len().max(r.len());
@@ -577,14 +604,56 @@ pub(crate) fn align_stats(
             std::mem::take(&mut seg.paths),
             std::mem::take(&mut seg.next),
         );
-        let (stats, bufs) = align_w::<1>(h, r, para, seg, bufs);
+        let (stats, bufs) = align_w::<1>(h, r, k, seg, bufs);
         (seg.paths, seg.next) = bufs;
         stats
     } else if longest <= 128 {
-        align_w::<2>(h, r, para, seg, Default::default()).0
+        align_w::<2>(h, r, k, seg, Default::default()).0
     } else {
-        align_w::<8>(h, r, para, seg, Default::default()).0
+        align_w::<8>(h, r, k, seg, Default::default()).0
     }
+}
+
+/// An upper bound of the score of any alignment of these candidates, slightly inflated so that
+/// rounding can never put a real score above it: every word any candidate covers matched by
+/// its best-weighted module, and the fewest chunks (spec §9). A reference whose bound does not
+/// exceed the best score so far cannot win (the first strictly highest score wins), so its
+/// search can be skipped.
+fn score_bound(h: &Sentence, r: &Sentence, cands: &Cands, best_w: &mut Vec<f64>) -> f64 {
+    let (m, n) = (h.len(), r.len());
+    best_w.clear();
+    best_w.resize(m + n, 0.0);
+    for c in &cands.list {
+        let w = super::WEIGHTS[c.module as usize];
+        for k in c.i..c.i + c.mlen {
+            let b = &mut best_w[k as usize];
+            *b = b.max(w);
+        }
+        for k in c.j..c.j + c.len {
+            let b = &mut best_w[m + k as usize];
+            *b = b.max(w);
+        }
+    }
+    // Per side: the weighted matches if every covered word were matched by its best module,
+    // the covered words, and the longest run of consecutive covered words.
+    let side = |weights: &[f64], fw: &[bool]| {
+        let (mut wm, mut covered, mut run, mut longest) = (0.0, 0usize, 0usize, 0usize);
+        for (&w, &f) in weights.iter().zip(fw) {
+            if w > 0.0 {
+                covered += 1;
+                run += 1;
+                longest = longest.max(run);
+                wm += w * if f { 1.0 - super::DELTA } else { super::DELTA };
+            } else {
+                run = 0;
+            }
+        }
+        (wm, covered, longest)
+    };
+    let (t_wm, t_cov, t_run) = side(&best_w[..m], &h.fw);
+    let (r_wm, r_cov, r_run) = side(&best_w[m..], &r.fw);
+    let may_be_perfect = t_cov == m && r_cov == n;
+    super::score_bound(h, r, t_wm, r_wm, t_run.max(r_run), may_be_perfect)
 }
 
 /// Sorts `paths` best first (stable: equal paths keep their order) and keeps the best
@@ -617,13 +686,12 @@ fn sort_beam<const W: usize>(
 fn align_w<const W: usize>(
     h: &Sentence,
     r: &Sentence,
-    para: &ParaphraseTable,
+    k: usize,
     seg: &mut SegmentMemo,
     (mut paths, mut next): (Vec<Path<W>>, Vec<Path<W>>),
 ) -> ([u32; 23], (Vec<Path<W>>, Vec<Path<W>>)) {
     let (m, n) = (h.len(), r.len());
-    candidates(h, r, para, seg);
-    let cands = &seg.cands;
+    let cands = &seg.cands[k];
     let mut p0 = Path::<W> {
         used_h: [0; W],
         used_r: [0; W],
