@@ -69,6 +69,8 @@ pub(crate) struct Sentence {
     /// (done for the hypothesis, which is matched against every reference).
     pub syn: Vec<(u32, u32)>,
     pub fw: Vec<bool>,
+    /// How many tokens are function words.
+    pub func: u32,
     /// Table phrases, by start then length.
     pub spans: Vec<Span>,
     /// The same spans sorted by key index, then start.
@@ -111,6 +113,7 @@ impl Sentence {
         self.jh.clear();
         self.sk.clear();
         self.fw.clear();
+        self.func = 0;
         self.ids.clear();
         self.uni.clear();
         self.syn.clear();
@@ -121,6 +124,7 @@ impl Sentence {
             self.jh.push(t.jh);
             self.sk.push(t.sk);
             self.fw.push(t.fw);
+            self.func += u32::from(t.fw);
             self.ids.push(t.pid);
             self.uni.push(t.uni);
             self.tid.push(tid);
@@ -168,6 +172,10 @@ struct Cands {
     fill: Vec<u32>,
     cov_r: Vec<u32>,
     cov_h: Vec<u32>,
+    /// Per reference / hypothesis position: the best module weight of a candidate covering
+    /// it (0 if none).
+    best_r: Vec<f64>,
+    best_h: Vec<f64>,
 }
 
 impl Cands {
@@ -179,6 +187,10 @@ impl Cands {
         self.cov_r.resize(n, 0);
         self.cov_h.clear();
         self.cov_h.resize(m, 0);
+        self.best_r.clear();
+        self.best_r.resize(n, 0.0);
+        self.best_h.clear();
+        self.best_h.resize(m, 0.0);
     }
 
     /// Groups the candidates by reference start (a stable counting sort).
@@ -215,11 +227,14 @@ impl Cands {
             mlen,
             module,
         });
+        let w = super::WEIGHTS[module as usize];
         for k in j..j + len {
             self.cov_r[k as usize] += 1;
+            self.best_r[k as usize] = self.best_r[k as usize].max(w);
         }
         for k in i..i + mlen {
             self.cov_h[k as usize] += 1;
+            self.best_h[k as usize] = self.best_h[k as usize].max(w);
         }
     }
 }
@@ -243,6 +258,48 @@ impl SynMasks {
     }
 }
 
+/// Java hash → bit mask of the hypothesis positions having it (hypotheses of at most 64
+/// tokens), rebuilt per segment: open addressing over 128 slots; an empty slot has mask 0 (a
+/// present hash always has a position).
+#[derive(Debug)]
+struct HashMasks([(i32, u64); 128]);
+
+impl Default for HashMasks {
+    fn default() -> Self {
+        HashMasks([(0, 0); 128])
+    }
+}
+
+impl HashMasks {
+    #[inline]
+    fn slot(key: i32) -> usize {
+        ((key as u32).wrapping_mul(0x9E37_79B9) >> 25) as usize
+    }
+
+    fn rebuild(&mut self, keys: &[i32]) {
+        self.0.fill((0, 0));
+        for (pos, &key) in keys.iter().enumerate() {
+            let mut k = Self::slot(key);
+            while self.0[k].1 != 0 && self.0[k].0 != key {
+                k = (k + 1) & 127;
+            }
+            self.0[k] = (key, self.0[k].1 | 1 << pos);
+        }
+    }
+
+    #[inline]
+    fn get(&self, key: i32) -> u64 {
+        let mut k = Self::slot(key);
+        loop {
+            let (have, mask) = self.0[k];
+            if mask == 0 || have == key {
+                return mask;
+            }
+            k = (k + 1) & 127;
+        }
+    }
+}
+
 /// Marks a `SegmentMemo::ref_side` entry not computed yet.
 const NOT_YET: (u32, u32) = (u32::MAX, u32::MAX);
 
@@ -262,6 +319,9 @@ pub(crate) struct SegmentMemo {
     hyp_at: Vec<u32>,
     /// Synset masks of the hypothesis (valid when `masks_ok`).
     syn: SynMasks,
+    /// Word and stem hash masks of the hypothesis (valid when `masks_ok`).
+    words: HashMasks,
+    stems: HashMasks,
     /// The hypothesis has at most 64 tokens: word matches are found through bit masks.
     masks_ok: bool,
     /// Token-cache indices are stable over this segment: `tok_masks` may be used.
@@ -270,9 +330,6 @@ pub(crate) struct SegmentMemo {
     /// positions that token matches), filled on first use in a segment.
     tok_masks: Vec<(u64, [u64; 3])>,
     stamp: u64,
-    /// Scratch: per hypothesis then reference position, the best weight of a candidate covering
-    /// it (see [`score_bound`]).
-    best_w: Vec<f64>,
     /// Scratch: per reference position, its three masks.
     ref_word_masks: Vec<[u64; 3]>,
     union_keys: Vec<u32>,
@@ -340,13 +397,15 @@ impl SegmentMemo {
         self.stamp += 1;
         if self.masks_ok {
             self.syn.rebuild(&h.syn);
+            self.words.rebuild(&h.jh);
+            self.stems.rebuild(&h.sk);
         }
     }
 
     /// The exact, stem and synonym masks of reference `r`'s token `j` against hypothesis `h`
     /// (stem and synonym exclude the positions of the exact mask, as the matchers do).
     #[inline]
-    fn word_masks(&mut self, h: &Sentence, r: &Sentence, j: usize) -> [u64; 3] {
+    fn word_masks(&mut self, r: &Sentence, j: usize) -> [u64; 3] {
         let tid = r.tid[j] as usize;
         if self.tids_ok {
             if let Some(&(stamp, masks)) = self.tok_masks.get(tid) {
@@ -355,12 +414,8 @@ impl SegmentMemo {
                 }
             }
         }
-        let (jh, sk) = (r.jh[j], r.sk[j]);
-        let (mut exact, mut stem) = (0u64, 0u64);
-        for (i, (&hj, &hs)) in h.jh.iter().zip(&h.sk).enumerate() {
-            exact |= u64::from(hj == jh) << i;
-            stem |= u64::from(hs == sk) << i;
-        }
+        let exact = self.words.get(r.jh[j]);
+        let stem = self.stems.get(r.sk[j]);
         let mut syn = 0u64;
         for &(id, _) in &r.syn[r.syn_at[j] as usize..r.syn_at[j + 1] as usize] {
             syn |= self.syn.get(id);
@@ -392,7 +447,7 @@ fn candidates(
         let mut rm = std::mem::take(&mut seg.ref_word_masks);
         rm.clear();
         for j in 0..n {
-            let w = seg.word_masks(h, r, j);
+            let w = seg.word_masks(r, j);
             rm.push(w);
         }
         let modules: &[u8] = if identical {
@@ -584,7 +639,7 @@ pub(crate) fn prepare_alignment(
     }
     let mut c = std::mem::take(&mut seg.cands[k]);
     candidates(h, r, para, seg, &mut c);
-    let bound = score_bound(h, r, &c, &mut seg.best_w);
+    let bound = score_bound(h, r, &c);
     seg.cands[k] = c;
     bound
 }
@@ -619,21 +674,8 @@ pub(crate) fn align_stats(
 /// its best-weighted module, and the fewest chunks (spec §9). A reference whose bound does not
 /// exceed the best score so far cannot win (the first strictly highest score wins), so its
 /// search can be skipped.
-fn score_bound(h: &Sentence, r: &Sentence, cands: &Cands, best_w: &mut Vec<f64>) -> f64 {
+fn score_bound(h: &Sentence, r: &Sentence, cands: &Cands) -> f64 {
     let (m, n) = (h.len(), r.len());
-    best_w.clear();
-    best_w.resize(m + n, 0.0);
-    for c in &cands.list {
-        let w = super::WEIGHTS[c.module as usize];
-        for k in c.i..c.i + c.mlen {
-            let b = &mut best_w[k as usize];
-            *b = b.max(w);
-        }
-        for k in c.j..c.j + c.len {
-            let b = &mut best_w[m + k as usize];
-            *b = b.max(w);
-        }
-    }
     // Per side: the weighted matches if every covered word were matched by its best module,
     // the covered words, and the longest run of consecutive covered words.
     let side = |weights: &[f64], fw: &[bool]| {
@@ -650,8 +692,8 @@ fn score_bound(h: &Sentence, r: &Sentence, cands: &Cands, best_w: &mut Vec<f64>)
         }
         (wm, covered, longest)
     };
-    let (t_wm, t_cov, t_run) = side(&best_w[..m], &h.fw);
-    let (r_wm, r_cov, r_run) = side(&best_w[m..], &r.fw);
+    let (t_wm, t_cov, t_run) = side(&cands.best_h, &h.fw);
+    let (r_wm, r_cov, r_run) = side(&cands.best_r, &r.fw);
     let may_be_perfect = t_cov == m && r_cov == n;
     super::score_bound(h, r, t_wm, r_wm, t_run.max(r_run), may_be_perfect)
 }
@@ -786,8 +828,8 @@ fn align_w<const W: usize>(
     let mut s = [0u32; 23];
     s[0] = m as u32;
     s[1] = n as u32;
-    s[2] = h.fw.iter().filter(|&&f| f).count() as u32;
-    s[3] = r.fw.iter().filter(|&&f| f).count() as u32;
+    s[2] = h.func;
+    s[3] = r.func;
     // The first of the best paths (a stable sort's head).
     let Some(best) = next.iter().min_by(|x, y| cmp_paths(x, y)) else {
         return (s, (paths, next));

@@ -270,14 +270,20 @@ impl Meteor {
             });
         }
         let norm = self.normalizer.normalize_lower(normalize::java_trim(text));
-        let n_tokens = normalize::tokens(&norm).count();
-        if n_tokens > MAX_TOKENS {
-            return Err(MeteorError::TooLong {
-                what: format!("{n_tokens} tokens after normalisation"),
-                limit: MAX_TOKENS,
-            });
+        // Tokens are counted only when their most possible number (one byte each, one byte
+        // between) could reach a limit.
+        let most = norm.len().div_ceil(2);
+        let count = || normalize::tokens(&norm).count();
+        if most > MAX_TOKENS {
+            let n_tokens = count();
+            if n_tokens > MAX_TOKENS {
+                return Err(MeteorError::TooLong {
+                    what: format!("{n_tokens} tokens after normalisation"),
+                    limit: MAX_TOKENS,
+                });
+            }
         }
-        if tc.infos.len() + n_tokens > TOKEN_CACHE_MAX {
+        if tc.infos.len() + most > TOKEN_CACHE_MAX && tc.infos.len() + count() > TOKEN_CACHE_MAX {
             tc.tokens.clear();
             tc.short.clear();
             tc.infos.clear();
@@ -603,7 +609,7 @@ pub(crate) fn score_bound(
         return 0.0;
     }
     let wl = |s: &align::Sentence| {
-        let (len, func) = (s.len() as f64, s.fw.iter().filter(|&&f| f).count() as f64);
+        let (len, func) = (s.len() as f64, s.func as f64);
         (DELTA * (len - func)) + ((1.0 - DELTA) * func)
     };
     let p = t_wm / wl(h);
@@ -612,7 +618,16 @@ pub(crate) fn score_bound(
     let pen = if may_be_perfect {
         0.0
     } else {
-        GAMMA * (1.0 / longest_chunk as f64).powf(BETA)
+        // Chunks of up to 64 words (nearly always) from a table.
+        static PEN: std::sync::OnceLock<[f64; 65]> = std::sync::OnceLock::new();
+        let pen = |l: usize| GAMMA * (1.0 / l as f64).powf(BETA);
+        match PEN
+            .get_or_init(|| std::array::from_fn(|l| pen(l.max(1))))
+            .get(longest_chunk)
+        {
+            Some(&p) => p,
+            None => pen(longest_chunk),
+        }
     };
     let ub = fmean * (1.0 - pen) * (1.0 + 1e-9);
     if ub.is_nan() {
