@@ -342,7 +342,8 @@ pub(crate) struct SegmentMemo {
     found: Vec<(u32, u32, u32)>,
     fixed: Vec<u32>,
     arena: Vec<(u32, u32)>,
-    order: Vec<(u64, u32)>,
+    keys: Vec<u64>,
+    wide: Vec<(u64, u32)>,
     paths: Vec<Path<1>>,
     next: Vec<Path<1>>,
 }
@@ -699,31 +700,46 @@ fn score_bound(h: &Sentence, r: &Sentence, cands: &Cands) -> f64 {
 }
 
 /// Sorts `paths` best first (stable: equal paths keep their order) and keeps the best
-/// [`BEAM`], using `order` as scratch.
+/// [`BEAM`], using `keys` and `wide` as scratch.
 fn sort_beam<const W: usize>(
     paths: &mut Vec<Path<W>>,
     spare: &mut Vec<Path<W>>,
-    order: &mut Vec<(u64, u32)>,
+    keys: &mut Vec<u64>,
+    wide: &mut Vec<(u64, u32)>,
 ) {
     if paths.len() <= 1 {
         return;
     }
-    order.clear();
     // Key: matches descending, chunks ascending, distance ascending (all non-negative and
-    // bounded: m1 + m2 < 2^11, chunks < 2^10; a distance beyond 2^40 - 1 saturates, which
-    // no accepted length reaches), then position: a stable order.
-    order.extend(paths.iter().enumerate().map(|(k, p)| {
-        let sum = p.m as u64;
-        let key = ((0x7ff - sum) << 51)
-            | ((p.chunks as u64 & 0x7ff) << 40)
-            | (p.dist.max(0) as u64).min((1 << 40) - 1);
-        (key, k as u32)
-    }));
-    order.sort_unstable();
+    // bounded: m1 + m2 < 2^11, chunks < 2^10, distance < 2^31), then position: a stable
+    // order. With at most 2^12 paths, key and position share one integer.
+    let key = |p: &Path<W>| {
+        ((0x7ff - p.m as u64) << 41) | ((p.chunks as u64 & 0x3ff) << 31) | p.dist.max(0) as u64
+    };
     spare.clear();
-    spare.extend(order.iter().take(BEAM).map(|&(_, k)| paths[k as usize]));
+    if paths.len() <= 1 << POSITION_BITS {
+        keys.clear();
+        keys.extend(
+            paths
+                .iter()
+                .enumerate()
+                .map(|(k, p)| key(p) << POSITION_BITS | k as u64),
+        );
+        keys.sort_unstable();
+        keys.truncate(BEAM);
+        let mask = (1 << POSITION_BITS) - 1;
+        spare.extend(keys.iter().map(|&x| paths[(x & mask) as usize]));
+    } else {
+        wide.clear();
+        wide.extend(paths.iter().enumerate().map(|(k, p)| (key(p), k as u32)));
+        wide.sort_unstable();
+        spare.extend(wide.iter().take(BEAM).map(|&(_, k)| paths[k as usize]));
+    }
     std::mem::swap(paths, spare);
 }
+
+/// Bits of a beam sort key that hold the path's position.
+const POSITION_BITS: u32 = 12;
 
 fn align_w<const W: usize>(
     h: &Sentence,
@@ -763,14 +779,14 @@ fn align_w<const W: usize>(
     // Arena of chosen matches: (candidate id, previous node).
     let arena = &mut seg.arena;
     arena.clear();
-    let order = &mut seg.order;
+    let (keys, wide) = (&mut seg.keys, &mut seg.wide);
     let mut spare: Vec<Path<W>> = Vec::new();
     next.clear();
     next.push(p0);
     for cur in 0..=n {
         std::mem::swap(&mut paths, &mut next);
         next.clear();
-        sort_beam(&mut paths, &mut spare, order);
+        sort_beam(&mut paths, &mut spare, keys, wide);
         let mut fallback: Option<Path<W>> = None;
         for path in paths.iter_mut() {
             let mut path = *path;
