@@ -160,7 +160,8 @@ struct Cand {
     module: u8,
 }
 
-/// The candidate matches of one alignment (buffers reused from alignment to alignment).
+/// The candidate matches of one alignment (buffers reused from alignment to alignment); only
+/// the candidates of references that are searched are grouped ([`Cands::finish`]).
 #[derive(Debug, Default)]
 struct Cands {
     /// Candidates in insertion order.
@@ -170,6 +171,8 @@ struct Cands {
     order: Vec<u32>,
     start: Vec<u32>,
     fill: Vec<u32>,
+    /// Per reference / hypothesis position: how many candidates cover it (after
+    /// [`Cands::finish`]).
     cov_r: Vec<u32>,
     cov_h: Vec<u32>,
     /// Per reference / hypothesis position: the best module weight of a candidate covering
@@ -181,22 +184,30 @@ struct Cands {
 impl Cands {
     fn reset(&mut self, m: usize, n: usize) {
         self.list.clear();
-        self.start.clear();
-        self.start.resize(n + 1, 0);
-        self.cov_r.clear();
-        self.cov_r.resize(n, 0);
-        self.cov_h.clear();
-        self.cov_h.resize(m, 0);
         self.best_r.clear();
         self.best_r.resize(n, 0.0);
         self.best_h.clear();
         self.best_h.resize(m, 0.0);
     }
 
-    /// Groups the candidates by reference start (a stable counting sort).
+    /// Groups the candidates by reference start (a stable counting sort) and counts the
+    /// candidates covering each word.
     fn finish(&mut self) {
+        let (m, n) = (self.best_h.len(), self.best_r.len());
+        self.cov_r.clear();
+        self.cov_r.resize(n, 0);
+        self.cov_h.clear();
+        self.cov_h.resize(m, 0);
+        self.start.clear();
+        self.start.resize(n + 1, 0);
         for c in &self.list {
             self.start[c.j as usize + 1] += 1;
+            for k in c.j..c.j + c.len {
+                self.cov_r[k as usize] += 1;
+            }
+            for k in c.i..c.i + c.mlen {
+                self.cov_h[k as usize] += 1;
+            }
         }
         for j in 1..self.start.len() {
             self.start[j] += self.start[j - 1];
@@ -229,11 +240,9 @@ impl Cands {
         });
         let w = super::WEIGHTS[module as usize];
         for k in j..j + len {
-            self.cov_r[k as usize] += 1;
             self.best_r[k as usize] = self.best_r[k as usize].max(w);
         }
         for k in i..i + mlen {
-            self.cov_h[k as usize] += 1;
             self.best_h[k as usize] = self.best_h[k as usize].max(w);
         }
     }
@@ -468,7 +477,6 @@ fn candidates(
         }
         seg.ref_word_masks = rm;
         if identical {
-            c.finish();
             return;
         }
     } else {
@@ -480,7 +488,6 @@ fn candidates(
             }
         }
         if identical {
-            c.finish();
             return;
         }
         for j in 0..n {
@@ -562,7 +569,6 @@ fn candidates(
             c.add(j, len, sp.start, sp.len, PARAPHRASE);
         }
     }
-    c.finish();
 }
 
 /// A search path. Plain data (no heap): the used-word sets are bitsets of `W` words and the
@@ -749,6 +755,8 @@ fn align_w<const W: usize>(
     (mut paths, mut next): (Vec<Path<W>>, Vec<Path<W>>),
 ) -> ([u32; 23], (Vec<Path<W>>, Vec<Path<W>>)) {
     let (m, n) = (h.len(), r.len());
+    // Grouped by reference start only for the references searched.
+    seg.cands[k].finish();
     let cands = &seg.cands[k];
     let mut p0 = Path::<W> {
         used_h: [0; W],
