@@ -551,15 +551,19 @@ impl ParaphraseTable {
             // A pair (key, q) listed twice counts once, with its first ordinal (as the merge
             // and the binary search below do).
             let mut prev = None;
-            for x in lo..hi {
-                let (q, ord) = self.pair(x);
+            let pairs = &self.data[self.pairs_at + lo * 8..self.pairs_at + hi * 8];
+            for d in pairs.chunks_exact(8) {
+                let q = u32::from_le_bytes([d[0], d[1], d[2], d[3]]);
                 if prev == Some(q) {
                     continue;
                 }
                 prev = Some(q);
                 let (a, b) = index.get(q);
-                for sp in &other[a as usize..b as usize] {
-                    f(ord, *sp);
+                if a < b {
+                    let ord = u32::from_le_bytes([d[4], d[5], d[6], d[7]]);
+                    for sp in &other[a as usize..b as usize] {
+                        f(ord, *sp);
+                    }
                 }
             }
             return;
