@@ -454,30 +454,38 @@ impl ParaphraseTable {
         out: &mut Vec<Span>,
     ) {
         out.clear();
+        // The phrase key of `ids[s..s + l]`.
+        let key_of = |s: usize, l: usize| {
+            ids[s..s + l]
+                .iter()
+                .zip((0..MAX_PHRASE).rev())
+                .fold(0u128, |k, (&t, x)| k | (t as u128) << (16 * x))
+        };
         for s in 0..ids.len() {
-            let mut key: u128 = 0;
             let t0 = ids[s] as usize;
             if t0 == 0 {
                 continue;
             }
-            let hi = self.first[t0 + 1] as usize;
-            let mut lo = self.first[t0] as usize;
+            // The keys starting with token t0 end at `hi`; `lo` is where the previous (shorter)
+            // prefix was found. The u128 key is built only when a look-up needs it.
+            let hi = || self.first[t0 + 1] as usize;
+            let mut lo = 0usize;
+            let mut key: u128 = 0;
             for l in 1..=MAX_PHRASE.min(ids.len() - s) {
                 let t = ids[s + l - 1];
                 if t == 0 {
                     break;
                 }
                 let shift = 16 * (MAX_PHRASE - l);
-                key |= (t as u128) << shift;
                 let (outcome, plo, phi) = if l == 1 {
                     uni[s].0
                 } else if l == 2 {
                     // Two-word prefixes, the most frequent look-up, by a 32-bit key.
-                    let k2 = (ids[s] as u32) << 16 | t as u32;
+                    let k2 = (t0 as u32) << 16 | t as u32;
                     match cache.bigrams.get(&k2) {
                         Some(&o) => o.0,
                         None => {
-                            let o = self.prefix_step(lo, hi, key, shift);
+                            let o = self.prefix_step(lo, hi(), key_of(s, 2), shift);
                             if cache.bigrams.len() >= PREFIX_CACHE_MAX {
                                 cache.bigrams.clear();
                             }
@@ -486,10 +494,15 @@ impl ParaphraseTable {
                         }
                     }
                 } else {
+                    key = if l == 3 {
+                        key_of(s, 3)
+                    } else {
+                        key | (t as u128) << shift
+                    };
                     match cache.map.get(&key) {
                         Some(&o) => o,
                         None => {
-                            let o = self.prefix_step(lo, hi, key, shift).0;
+                            let o = self.prefix_step(lo, hi(), key, shift).0;
                             if cache.map.len() >= PREFIX_CACHE_MAX {
                                 cache.map.clear();
                             }
