@@ -73,7 +73,7 @@ pub(crate) struct Sentence {
     pub func: u32,
     /// Table phrases, by start then length.
     pub spans: Vec<Span>,
-    /// The same spans sorted by key index, then start.
+    /// The same spans sorted by key index, then start (after [`Sentence::index_spans`]).
     pub spans_by_key: Vec<Span>,
     /// Paraphrase-table token ids (0 = none).
     pub ids: Vec<u16>,
@@ -132,6 +132,10 @@ impl Sentence {
             self.syn_at.push(self.syn.len() as u32);
         }
         para.spans_with(&self.ids, &self.uni, prefix_cache, &mut self.spans);
+    }
+
+    /// Fills `spans_by_key` (needed for the hypothesis only).
+    pub fn index_spans(&mut self) {
         // Sorted by (key, start): spans are in start order, so (key, position) integers sort
         // the same way, and integers sort faster than spans.
         self.order.clear();
@@ -558,9 +562,10 @@ fn candidates(
             continue;
         }
         found.clear();
+        // A reference has a few dozen spans and a hypothesis phrase about two such
+        // paraphrases: scanning beats indexing the reference's spans by key.
         for &(ord, q) in list {
-            let lo = r.spans_by_key.partition_point(|s| s.key < q);
-            for rs in r.spans_by_key[lo..].iter().take_while(|s| s.key == q) {
+            for rs in r.spans.iter().filter(|s| s.key == q) {
                 found.push((ord, rs.start, rs.len));
             }
         }

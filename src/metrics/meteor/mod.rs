@@ -435,6 +435,7 @@ impl Meteor {
             let generation = w.cache.generation;
             self.prepare(hyp, &mut w.cache, &mut w.hyp)?;
             w.hyp.index_synonyms();
+            w.hyp.index_spans();
             if w.refs.len() < refs.len() {
                 w.refs.resize_with(refs.len(), Default::default);
             }
