@@ -133,6 +133,8 @@ struct TokenCache {
     prefixes: paraphrase::PrefixCache,
     /// Scratch: the cache indices of one sentence's tokens.
     at: Vec<u32>,
+    /// Scratch: the normalised sentence followed by 16 zero bytes.
+    padded: Vec<u8>,
     /// How many times the cache was emptied (indices are reused after that).
     generation: u64,
 }
@@ -289,10 +291,15 @@ impl Meteor {
             tc.infos.clear();
             tc.generation += 1;
         }
-        // One look-up per known token.
+        // One look-up per known token. The text with 16 zero bytes after it, so that a short
+        // token's key is one 16-byte read.
         tc.at.clear();
+        tc.padded.clear();
+        tc.padded.extend_from_slice(norm.as_bytes());
+        tc.padded.extend_from_slice(&[0; 16]);
         for t in normalize::tokens(&norm) {
-            let short = short_key(t);
+            let start = t.as_ptr() as usize - norm.as_ptr() as usize;
+            let short = short_key(&tc.padded, start, t.len());
             let known = match short {
                 Some(key) => tc.short.get(&key).copied(),
                 None => tc.tokens.get(t).copied(),
@@ -456,17 +463,17 @@ impl Meteor {
 }
 
 /// A token of at most 15 bytes as one integer: its bytes, then its length in the top byte (so
-/// that no two tokens share a key).
+/// that no two tokens share a key). The token is `text[start..start + len]`, and `text` has at
+/// least 16 bytes from `start` on.
 #[inline]
-fn short_key(t: &str) -> Option<u128> {
-    let b = t.as_bytes();
-    if b.len() > 15 {
+fn short_key(text: &[u8], start: usize, len: usize) -> Option<u128> {
+    if len > 15 {
         return None;
     }
     let mut buf = [0u8; 16];
-    buf[..b.len()].copy_from_slice(b);
-    buf[15] = b.len() as u8;
-    Some(u128::from_le_bytes(buf))
+    buf.copy_from_slice(&text[start..start + 16]);
+    let bytes = u128::from_le_bytes(buf) & ((1u128 << (8 * len)) - 1);
+    Some(bytes | (len as u128) << 120)
 }
 
 fn has_double_space(s: &str) -> bool {
