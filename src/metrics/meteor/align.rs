@@ -416,6 +416,17 @@ impl SegmentMemo {
         }
     }
 
+    /// Frees the candidate lists of a segment of very long sentences (each reference keeps
+    /// its own list until the next segment).
+    pub fn trim(&mut self) {
+        const KEEP: usize = 1 << 12;
+        for c in &mut self.cands {
+            if c.list.capacity() > KEEP {
+                *c = Cands::default();
+            }
+        }
+    }
+
     /// The exact, stem and synonym masks of reference `r`'s token `j` against hypothesis `h`
     /// (stem and synonym exclude the positions of the exact mask, as the matchers do).
     #[inline]
@@ -683,9 +694,9 @@ pub(crate) fn align_stats(
 
 /// An upper bound of the score of any alignment of these candidates, slightly inflated so that
 /// rounding can never put a real score above it: every word any candidate covers matched by
-/// its best-weighted module, and the fewest chunks (spec §9). A reference whose bound does not
-/// exceed the best score so far cannot win (the first strictly highest score wins), so its
-/// search can be skipped.
+/// its best-weighted module, and the lowest fragmentation chunks of covered words allow (spec
+/// §9, see [`super::score_bound`]). A reference whose bound is below the best score so far
+/// cannot win (the first strictly highest score wins), so its search can be skipped.
 fn score_bound(h: &Sentence, r: &Sentence, cands: &Cands) -> f64 {
     let (m, n) = (h.len(), r.len());
     // Per side: the weighted matches if every covered word were matched by its best module,
@@ -697,7 +708,7 @@ fn score_bound(h: &Sentence, r: &Sentence, cands: &Cands) -> f64 {
                 covered += 1;
                 run += 1;
                 longest = longest.max(run);
-                wm += w * if f { 1.0 - super::DELTA } else { super::DELTA };
+                wm += super::word_weight(w, f);
             } else {
                 run = 0;
             }
@@ -707,7 +718,7 @@ fn score_bound(h: &Sentence, r: &Sentence, cands: &Cands) -> f64 {
     let (t_wm, t_cov, t_run) = side(&cands.best_h, &h.fw);
     let (r_wm, r_cov, r_run) = side(&cands.best_r, &r.fw);
     let may_be_perfect = t_cov == m && r_cov == n;
-    super::score_bound(h, r, t_wm, r_wm, t_run.max(r_run), may_be_perfect)
+    super::score_bound(h, r, (t_wm, r_wm), (t_run, r_run), may_be_perfect)
 }
 
 /// Sorts `paths` best first (stable: equal paths keep their order) and keeps the best

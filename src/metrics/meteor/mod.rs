@@ -41,13 +41,16 @@
 //! mmap, no `unsafe`) and the WordNet data (~25 MB). Each scoring thread keeps a bounded memo of
 //! per-token facts (hash, stem, synsets, one-word phrase look-up; ≤ 65,536 tokens) and of
 //! paraphrase-prefix lookups (≤ 262,144 entries each for two-word and longer prefixes), plus the
-//! buffers of one segment (sentences, candidates, beam), reused so that a segment allocates next
-//! to nothing; at most about 25 MB per thread, a few MB in practice; results never depend on it. Within a segment, a reference
-//! word's exact / stem / synonym matches in the hypothesis are bit masks computed once per
-//! distinct word, and each reference phrase's paraphrases in the hypothesis once per distinct
-//! phrase. The beam searches run from the reference with the highest score bound (every word
-//! any candidate covers matched by its best module, chunks no longer than the longest run of
-//! covered words) down, and a reference whose bound cannot beat the best score so far is not
+//! buffers of one segment (sentences, each reference's candidates, beam), reused so that a
+//! segment allocates next to nothing: about 25 MB per thread at most between segments (a list
+//! of more than 4,096 candidates is freed after its segment; while a segment of 512-token
+//! sentences is scored, each reference's list takes about 6 MB), a few MB in practice; results
+//! never depend on it. Within a segment, a reference word's exact / stem / synonym matches in
+//! the hypothesis are bit masks computed once per distinct word, and each reference phrase's
+//! paraphrases in the hypothesis once per distinct phrase. The beam searches run from the
+//! reference with the highest score bound (every word any candidate covers matched by its best
+//! module, with the lowest fragmentation the runs of covered words allow) down, and a reference
+//! whose bound is below the best score so far is not
 //! searched (on the benchmark set, 7 searches in 10 are skipped).
 
 pub mod align;
@@ -151,6 +154,8 @@ struct ThreadWork {
     memo: align::SegmentMemo,
     /// Scratch: (score bound, reference index) per reference.
     order: Vec<(f64, usize)>,
+    /// Beam searches run (see [`Meteor::searches_on_this_thread`]).
+    searches: u64,
 }
 
 thread_local! {
@@ -365,9 +370,6 @@ impl Meteor {
     /// splitting a `SCORE` line (no sanitising, no splitting of `|||`; each field is still
     /// Java-trimmed). No reference is an error, as in the jar.
     pub fn segment_fields(&self, hyp: &str, refs: &[&str]) -> Result<SegmentStats, MeteorError> {
-        if refs.is_empty() {
-            return Err(MeteorError::NoReferences);
-        }
         let best = self.with_segment(hyp, refs, |w, n| {
             // The searches from the highest score bound down: a reference whose bound cannot
             // beat the best score so far is skipped. The result is the jar's: the first
@@ -385,6 +387,7 @@ impl Meteor {
                 let st = SegmentStats {
                     v: align::align_stats(&w.hyp, &rs[k], k, &mut w.memo),
                 };
+                w.searches += 1;
                 let sc = st.score();
                 let wins = match best {
                     None => true,
@@ -398,8 +401,15 @@ impl Meteor {
             }
             best.map(|b| b.2)
         })?;
-        // Every score is ≥ 0 > -1, so the first reference is always taken at least.
+        // Always some: there is a reference, and the first one searched is taken.
         Ok(best.unwrap_or_default())
+    }
+
+    /// How many beam searches [`Meteor::segment_fields`] has run on the calling thread (for
+    /// tests that the score bound skips searches).
+    #[doc(hidden)]
+    pub fn searches_on_this_thread() -> u64 {
+        WORK.with(|cell| cell.borrow().searches)
     }
 
     /// Every reference's score bound (what [`Meteor::segment_fields`] uses to skip searches)
@@ -410,9 +420,6 @@ impl Meteor {
         hyp: &str,
         refs: &[&str],
     ) -> Result<Vec<(f64, SegmentStats)>, MeteorError> {
-        if refs.is_empty() {
-            return Err(MeteorError::NoReferences);
-        }
         self.with_segment(hyp, refs, |w, n| {
             (0..n)
                 .map(|k| {
@@ -423,15 +430,18 @@ impl Meteor {
         })
     }
 
-    /// Prepares `hyp` and `refs` (at least one) in this thread's buffers, finds every
-    /// reference's candidates and score bound (`order`: (bound, index) in reference order), then
-    /// runs `f` with the buffers and the number of references.
+    /// Prepares `hyp` and `refs` in this thread's buffers, finds every reference's candidates
+    /// and score bound (`order`: (bound, index) in reference order), then runs `f` with the
+    /// buffers and the number of references. No reference is an error.
     fn with_segment<R>(
         &self,
         hyp: &str,
         refs: &[&str],
         f: impl FnOnce(&mut ThreadWork, usize) -> R,
     ) -> Result<R, MeteorError> {
+        if refs.is_empty() {
+            return Err(MeteorError::NoReferences);
+        }
         WORK.with(|cell| {
             let mut guard = cell.borrow_mut();
             let w = &mut *guard;
@@ -457,7 +467,9 @@ impl Meteor {
                 let bound = align::prepare_alignment(&w.hyp, r, k, &self.paraphrases, &mut w.memo);
                 w.order.push((bound, k));
             }
-            Ok(f(w, refs.len()))
+            let out = f(w, refs.len());
+            w.memo.trim();
+            Ok(out)
         })
     }
 }
@@ -559,8 +571,8 @@ fn perfect(s: &[f64; 23]) -> bool {
 /// Spec §9 on a block of (integer-valued) statistics.
 fn score_of(s: &[f64; 23]) -> f64 {
     let (t_len, r_len, t_func, r_func) = (s[0], s[1], s[2], s[3]);
-    let t_wl = (DELTA * (t_len - t_func)) + ((1.0 - DELTA) * t_func);
-    let r_wl = (DELTA * (r_len - r_func)) + ((1.0 - DELTA) * r_func);
+    let t_wl = word_len(t_len, t_func);
+    let r_wl = word_len(r_len, r_func);
     let mut t_wm = 0.0;
     for k in 0..4 {
         t_wm += s[4 + 4 * k] * WEIGHTS[k] * DELTA;
@@ -597,52 +609,61 @@ fn score_of(s: &[f64; 23]) -> f64 {
 }
 
 /// An upper bound of [`score_of`] for a segment of hypothesis `h` and reference `r` whose
-/// weighted matches are at most `t_wm` and `r_wm` (as [`score_of`] sums them) and whose chunks
-/// are at most `longest_chunk` words long on either side; `may_be_perfect`: every word of both
-/// may be matched. Inflated by 1e-9 relative so that no rounding of the real computation
-/// exceeds it; +inf when it cannot be computed.
+/// weighted matches are at most `t_wm` and `r_wm` (as [`score_of`] sums them) and in which a
+/// chunk spans at most `run_h` hypothesis and `run_r` reference words; `may_be_perfect`: every
+/// word of both may be matched. Inflated by 1e-9 relative so that no rounding of the real
+/// computation exceeds it (the real excess is a few ulp).
 ///
-/// The fragmentation is at least `1 / longest_chunk`: a chunk is a run of matches consecutive
-/// in both sentences, so with `k_h`, `k_r` runs of matched words on each side,
-/// `chunks ≥ max(k_h, k_r) ≥ (k_h + k_r) / 2` and each run has at most `longest_chunk` words.
+/// The fragmentation is at least `2 / (run_h + run_r)`: with `t` and `r` words matched on each
+/// side, `t ≤ chunks · run_h` and `r ≤ chunks · run_r`, so `chunks / ((t + r) / 2)` is at least
+/// that.
 pub(crate) fn score_bound(
     h: &align::Sentence,
     r: &align::Sentence,
-    t_wm: f64,
-    r_wm: f64,
-    longest_chunk: usize,
+    (t_wm, r_wm): (f64, f64),
+    (run_h, run_r): (usize, usize),
     may_be_perfect: bool,
 ) -> f64 {
-    if longest_chunk == 0 {
+    if run_h == 0 || run_r == 0 {
+        // No candidate: nothing can match.
         return 0.0;
     }
-    let wl = |s: &align::Sentence| {
-        let (len, func) = (s.len() as f64, s.func as f64);
-        (DELTA * (len - func)) + ((1.0 - DELTA) * func)
-    };
-    let p = t_wm / wl(h);
-    let rc = r_wm / wl(r);
+    let p = t_wm / word_len(h.len() as f64, h.func as f64);
+    let rc = r_wm / word_len(r.len() as f64, r.func as f64);
     let fmean = 1.0 / (((1.0 - ALPHA) / p) + (ALPHA / rc));
     let pen = if may_be_perfect {
         0.0
     } else {
-        // Chunks of up to 64 words (nearly always) from a table.
-        static PEN: std::sync::OnceLock<[f64; 65]> = std::sync::OnceLock::new();
-        let pen = |l: usize| GAMMA * (1.0 / l as f64).powf(BETA);
+        // Runs of up to 64 words on each side (nearly always) from a table.
+        static PEN: std::sync::OnceLock<[f64; 129]> = std::sync::OnceLock::new();
+        let pen = |runs: usize| GAMMA * (2.0 / runs as f64).powf(BETA);
         match PEN
-            .get_or_init(|| std::array::from_fn(|l| pen(l.max(1))))
-            .get(longest_chunk)
+            .get_or_init(|| std::array::from_fn(|runs| pen(runs.max(1))))
+            .get(run_h + run_r)
         {
             Some(&p) => p,
-            None => pen(longest_chunk),
+            None => pen(run_h + run_r),
         }
     };
     let ub = fmean * (1.0 - pen) * (1.0 + 1e-9);
+    // A NaN (which these inputs cannot produce) would never let a reference be skipped.
     if ub.is_nan() {
         f64::INFINITY
     } else {
         ub.max(0.0)
     }
+}
+
+/// A sentence's weighted length (spec §9): content words weigh δ, function words 1 - δ.
+#[inline]
+fn word_len(len: f64, func: f64) -> f64 {
+    (DELTA * (len - func)) + ((1.0 - DELTA) * func)
+}
+
+/// The weight of one matched word of module weight `w` (spec §9).
+#[inline]
+pub(crate) fn word_weight(w: f64, function_word: bool) -> f64 {
+    w * if function_word { 1.0 - DELTA } else { DELTA }
 }
 
 /// The pooled corpus score of the jar's `EVAL` (spec §11): what pycocoevalcap reports as
