@@ -852,15 +852,7 @@ fn debug_text(spice: &Spice, lemmas: &Lemmatizer, text: &str) {
             print!("{}/{}/{}>{} ", t.text, t.tag, t.dep, t.head);
         }
         println!();
-        let toks: Vec<SpacyToken> = parse
-            .iter()
-            .map(|t| SpacyToken {
-                word: t.text.clone(),
-                tag: t.tag.clone(),
-                head: t.head,
-                dep: t.dep.clone(),
-            })
-            .collect();
+        let toks: Vec<SpacyToken> = parse.iter().map(SpacyToken::from).collect();
         for s in convert(&toks, lemmas) {
             for e in &s.edges {
                 print!(

@@ -479,21 +479,7 @@ fn read_lines_input(input: Option<&Path>) -> Result<String, CliError> {
 }
 
 fn tokenize(a: TokenizeArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
-    let text = match &a.input {
-        Some(p) => read_input_file(p, "--input")?,
-        None => {
-            let mut buf = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut buf)
-                .map_err(|e| CliError::Other(e.to_string()))?;
-            String::from_utf8(buf).map_err(|e| {
-                InputError::new(
-                    ErrorCode::InvalidFormat,
-                    format!("stdin is not valid UTF-8: {e}"),
-                )
-            })?
-        }
-    };
+    let text = read_lines_input(a.input.as_deref())?;
     let body = text.strip_suffix('\n').unwrap_or(&text);
     let lines: Vec<&str> = if text.is_empty() {
         Vec::new()

