@@ -39,7 +39,7 @@ use sha2::{Digest, Sha256};
 use crate::corpus::{DfTable, Interner, SentenceNgrams, Vocab};
 use crate::engine::{DfSource, PreparedRefs};
 use crate::input::{Batch, ErrorCode, ImageId, ImageKey, InputError, References};
-use crate::metrics::spice::{SceneGraph, Tuple};
+use crate::metrics::spice::SceneGraph;
 use crate::spice::Spice;
 use crate::text::{ptb, split_py_whitespace};
 
@@ -224,16 +224,9 @@ impl Dataset {
         let mut own: Vec<Option<SceneGraph>> = vec![None; positions.len()];
         let mut reused = positions.len();
         if !todo.is_empty() {
-            let flat: Vec<&str> = todo
-                .iter()
-                .flat_map(|&(i, _)| refs_tok[i].iter().map(String::as_str))
-                .collect();
-            let mut tuples = sp.tuples(&flat).into_iter();
-            let grouped: Vec<Vec<Vec<Tuple>>> = todo
-                .iter()
-                .map(|&(i, _)| tuples.by_ref().take(refs_tok[i].len()).collect())
-                .collect();
-            for (&(i, cacheable), g) in todo.iter().zip(sp.reference_graphs(&grouped)) {
+            let images: Vec<&[String]> =
+                todo.iter().map(|&(i, _)| refs_tok[i].as_slice()).collect();
+            for (&(i, cacheable), g) in todo.iter().zip(sp.caption_graphs(&images)) {
                 if cacheable {
                     let _ = self.spice_graphs[positions[i]].set(g);
                 } else {

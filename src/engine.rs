@@ -489,7 +489,6 @@ pub fn score_prepared(
 #[derive(Default)]
 struct ImageScores {
     bleu: BleuStats,
-    bleu_scores: [f64; 4],
     rouge: f64,
     cider: [f64; 2],
 }
@@ -628,7 +627,6 @@ fn score_inner(
                             if want_bleu {
                                 out.bleu =
                                     BleuStats::of_image_matched(cand, refs, &matches, &mut max_ref);
-                                out.bleu_scores = out.bleu.scores();
                             }
                             if !variants_ref.is_empty() {
                                 vecs.resize_with(image.len(), SentenceVec::default);
@@ -742,7 +740,7 @@ fn score_inner(
                         .keys()
                         .iter()
                         .copied()
-                        .zip(scores[i].bleu_scores),
+                        .zip(scores[i].bleu.scores()),
                 );
             }
             if let Some(ok) = &meteor_stats {
@@ -824,18 +822,8 @@ fn spice_scores(
     let graphs: &[SceneGraph] = match opts.spice_refs {
         Some(g) if g.len() == n => g,
         _ => {
-            let flat: Vec<&str> = tok
-                .references
-                .iter()
-                .flat_map(|r| r.iter().map(String::as_str))
-                .collect();
-            let mut flat_tuples = sp.tuples(&flat).into_iter();
-            let grouped: Vec<Vec<Vec<crate::metrics::spice::Tuple>>> = tok
-                .references
-                .iter()
-                .map(|r| flat_tuples.by_ref().take(r.len()).collect())
-                .collect();
-            built = sp.reference_graphs(&grouped);
+            let images: Vec<&[String]> = tok.references.iter().map(Vec::as_slice).collect();
+            built = sp.caption_graphs(&images);
             &built
         }
     };

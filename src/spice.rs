@@ -132,6 +132,21 @@ impl Spice {
         refs.par_iter().map(|r| self.reference_graph(r)).collect()
     }
 
+    /// Merged reference graphs of many images from their reference captions (`images[i]`:
+    /// image i's references), every caption parsed in one batch.
+    pub fn caption_graphs(&self, images: &[&[String]]) -> Vec<SceneGraph> {
+        let flat: Vec<&str> = images
+            .iter()
+            .flat_map(|r| r.iter().map(String::as_str))
+            .collect();
+        let mut tuples = self.tuples(&flat).into_iter();
+        let grouped: Vec<Vec<Vec<Tuple>>> = images
+            .iter()
+            .map(|r| tuples.by_ref().take(r.len()).collect())
+            .collect();
+        self.reference_graphs(&grouped)
+    }
+
     /// Scores images; `order_keys` give pycocoevalcap's order for the corpus mean (sorted
     /// image ids). `detailed` lists every tuple with its match flag.
     pub fn score<K: Ord + Clone + Send + Sync>(
