@@ -551,7 +551,7 @@ impl Lemmatizer {
         if w.ends_with("shes") || w.ends_with("xes") || w.ends_with("sses") || w.ends_with("zzes") {
             return drop(2);
         }
-        if w.ends_with("zes") {
+        if w.ends_with("zes") && n >= 4 {
             // waltzes -> waltz, prizes -> prize
             let c = w.as_bytes()[n - 4];
             return if is_vowel(c) { drop(1) } else { drop(2) };
@@ -693,6 +693,34 @@ mod tests {
              adj\tbigger\tbig\n",
         )
         .unwrap()
+    }
+
+    /// Every short word over letters that reach the suffix rules (and a hyphen), under every
+    /// tag the rules look at, gets a lemma without panicking ("zes" as a plural once read
+    /// before the word's start).
+    #[test]
+    fn short_words_never_panic() {
+        let l = lem();
+        let alphabet = b"aeiosxzhc-";
+        let tags = [
+            "NN", "NNS", "NNP", "NNPS", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "JJ", "JJR",
+            "JJS", "RB", "RBR", "RBS", "MD",
+        ];
+        let mut words = vec![String::new()];
+        let mut all = Vec::new();
+        for _ in 0..4 {
+            words = words
+                .iter()
+                .flat_map(|w| alphabet.iter().map(move |&c| format!("{w}{}", c as char)))
+                .collect();
+            all.extend(words.iter().cloned());
+        }
+        for w in &all {
+            for t in tags {
+                let out = l.lemma(w, t);
+                assert!(!out.is_empty() || w.is_empty(), "{w:?}/{t}");
+            }
+        }
     }
 
     #[test]
