@@ -63,17 +63,11 @@ impl ResourceArgs {
     /// download fails.
     pub fn load_meteor(&self) -> Result<Option<Meteor>, CliError> {
         let dir = self.dir();
-        if !resources::meteor_ready(&dir) {
-            if self.offline {
-                return Ok(None);
-            }
-            eprintln!(
-                "capscore: fetching METEOR resources into {} (first use)",
-                dir.display()
-            );
-            resources::fetch(&dir)
-                .map_err(|e| CliError::Other(format!("fetching METEOR resources: {e}")))?;
+        let ready = resources::meteor_ready(&dir);
+        if self.offline && !ready {
+            return Ok(None);
         }
+        self.ensure(ready, "METEOR resources", resources::fetch)?;
         Meteor::load(&dir)
             .map(Some)
             .map_err(|e| CliError::Other(format!("loading METEOR resources: {e}")))
@@ -410,19 +404,10 @@ impl ResourceArgs {
 
 fn parse(a: ParseArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let text = read_lines_input(a.input.as_deref())?;
-    let body = text.strip_suffix('\n').unwrap_or(&text);
-    let lines: Vec<&str> = if text.is_empty() {
-        Vec::new()
-    } else {
-        body.split('\n').collect()
-    };
+    let lines = split_lines(&text);
     let nlp = a.resources.load_nlp()?;
-    let lemmas = resources::read_lemma_exceptions(&a.resources.dir())
-        .map_err(|e| CliError::Other(format!("loading the lemma exceptions: {e}")))
-        .and_then(|text| {
-            crate::metrics::spice::lemma::Lemmatizer::from_tsv(&text)
-                .map_err(|e| CliError::Other(format!("loading the lemma exceptions: {e}")))
-        })?;
+    let lemmas = crate::spice::load_lemmatizer(&a.resources.dir())
+        .map_err(|e| CliError::Other(format!("loading the lemma exceptions: {e}")))?;
     let tokenized: Vec<String> = match a.split {
         ParseSplit::Words => Vec::new(),
         ParseSplit::Ptb => ptb::tokenize_stream(&lines),
@@ -459,6 +444,18 @@ fn parse(a: ParseArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     w.flush().map_err(|e| CliError::Other(e.to_string()))
 }
 
+/// One caption per `\n`-separated line; a final newline does not start another line, and
+/// empty text has no lines.
+fn split_lines(text: &str) -> Vec<&str> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    text.strip_suffix('\n')
+        .unwrap_or(text)
+        .split('\n')
+        .collect()
+}
+
 /// The text of `--input`, or of stdin when it is absent.
 fn read_lines_input(input: Option<&Path>) -> Result<String, CliError> {
     Ok(match input {
@@ -480,12 +477,7 @@ fn read_lines_input(input: Option<&Path>) -> Result<String, CliError> {
 
 fn tokenize(a: TokenizeArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let text = read_lines_input(a.input.as_deref())?;
-    let body = text.strip_suffix('\n').unwrap_or(&text);
-    let lines: Vec<&str> = if text.is_empty() {
-        Vec::new()
-    } else {
-        body.split('\n').collect()
-    };
+    let lines = split_lines(&text);
     let out = ptb::tokenize_stream(&lines);
     let mut w = std::io::BufWriter::new(stdout);
     for line in out {

@@ -54,20 +54,23 @@ pub struct SpiceItem<'a> {
     pub references: &'a SceneGraph,
 }
 
+/// The lemmatizer with the lemma exception lists of the cache (`<cache>/nlp/`).
+pub fn load_lemmatizer(cache_dir: &Path) -> Result<Lemmatizer, ResourceError> {
+    let text = resources::read_lemma_exceptions(cache_dir)?;
+    Lemmatizer::from_tsv(&text).map_err(|msg| ResourceError::Format {
+        file: cache_dir
+            .join(resources::NLP_SUBDIR)
+            .join(resources::NLP_LEMMA_EXC_FILE),
+        msg,
+    })
+}
+
 impl Spice {
     /// Loads the parser model and lemma exceptions from `<cache>/nlp/` and uses `synonyms`.
     pub fn load(cache_dir: &Path, synonyms: SynonymSource) -> Result<Spice, ResourceError> {
-        let nlp = Nlp::load(cache_dir)?;
-        let text = resources::read_lemma_exceptions(cache_dir)?;
-        let lemmas = Lemmatizer::from_tsv(&text).map_err(|msg| ResourceError::Format {
-            file: cache_dir
-                .join(resources::NLP_SUBDIR)
-                .join(resources::NLP_LEMMA_EXC_FILE),
-            msg,
-        })?;
         Ok(Spice {
-            nlp,
-            lemmas,
+            nlp: Nlp::load(cache_dir)?,
+            lemmas: load_lemmatizer(cache_dir)?,
             synonyms,
         })
     }

@@ -479,8 +479,8 @@ impl Lemmatizer {
         let w = word.to_lowercase();
         match tag {
             "NNS" => self.hyphenated(&w, |x| self.noun_lemma(x)),
-            "VB" | "VBP" => be_have_do(&w).map_or(w, str::to_string),
             "VBD" | "VBN" | "VBG" | "VBZ" => self.hyphenated(&w, |x| self.verb_lemma(x, tag)),
+            // VB, VBP (and any other VB tag).
             t if t.starts_with("VB") => be_have_do(&w).map_or(w, str::to_string),
             _ => closed_class(&w, tag).map_or(w, str::to_string),
         }
