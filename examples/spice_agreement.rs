@@ -32,9 +32,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use capscore::metrics::spice::convert::{convert, SpacyToken};
-use capscore::metrics::spice::lemma::Lemmatizer;
+use capscore::nlp::lemma::Lemmatizer;
 use capscore::metrics::spice::{tuples_of, GraphTuple, SceneGraph, Tuple};
-use capscore::spice::Spice;
+use capscore::metrics::spice::Spice;
 use serde_json::{json, Value};
 
 /// Official mean F over the Flickr8k-Expert items (golden README).

@@ -348,7 +348,7 @@ impl ResourceArgs {
     pub fn load_spice(
         &self,
         meteor: Option<std::sync::Arc<Meteor>>,
-    ) -> Result<crate::spice::Spice, CliError> {
+    ) -> Result<crate::metrics::spice::Spice, CliError> {
         let dir = self.dir();
         let ready = resources::nlp_ready(&dir) && resources::meteor_ready(&dir);
         self.ensure(ready, "SPICE's resources", |d| {
@@ -356,8 +356,8 @@ impl ResourceArgs {
             resources::fetch_nlp(d)
         })?;
         let loaded = match meteor {
-            Some(m) => crate::spice::Spice::load(&dir, crate::spice::SynonymSource::Meteor(m)),
-            None => crate::spice::Spice::load_standalone(&dir),
+            Some(m) => crate::metrics::spice::Spice::load(&dir, crate::metrics::spice::SynonymSource::Meteor(m)),
+            None => crate::metrics::spice::Spice::load_standalone(&dir),
         };
         loaded.map_err(|e| CliError::Other(format!("loading SPICE's resources: {e}")))
     }
@@ -406,7 +406,7 @@ fn parse(a: ParseArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let text = read_lines_input(a.input.as_deref())?;
     let lines = split_lines(&text);
     let nlp = a.resources.load_nlp()?;
-    let lemmas = crate::spice::load_lemmatizer(&a.resources.dir())
+    let lemmas = crate::metrics::spice::load_lemmatizer(&a.resources.dir())
         .map_err(|e| CliError::Other(format!("loading the lemma exceptions: {e}")))?;
     let tokenized: Vec<String> = match a.split {
         ParseSplit::Words => Vec::new(),

@@ -40,7 +40,7 @@ use crate::corpus::{DfTable, Interner, SentenceNgrams, Vocab};
 use crate::engine::{DfSource, PreparedRefs};
 use crate::input::{Batch, ErrorCode, ImageId, ImageKey, InputError, References};
 use crate::metrics::spice::SceneGraph;
-use crate::spice::Spice;
+use crate::metrics::spice::Spice;
 use crate::text::{ptb, split_py_whitespace};
 
 /// Version of the on-disk format.

@@ -174,7 +174,7 @@ pub struct Options<'a> {
     /// METEOR's loaded resources (required when METEOR is requested).
     pub meteor: Option<&'a Meteor>,
     /// SPICE's loaded resources (required when SPICE is requested).
-    pub spice: Option<&'a crate::spice::Spice>,
+    pub spice: Option<&'a crate::metrics::spice::Spice>,
     /// Merged SPICE reference graphs per item (evaluation order), prepared ahead of time (a
     /// registered dataset); `None` parses the references.
     pub spice_refs: Option<&'a [SceneGraph]>,
@@ -832,10 +832,10 @@ fn spice_scores(
         .iter()
         .map(|it| SortKey(it.image_id.key.clone()))
         .collect();
-    let items: Vec<crate::spice::SpiceItem<'_>> = cand_tuples
+    let items: Vec<crate::metrics::spice::SpiceItem<'_>> = cand_tuples
         .iter()
         .zip(graphs)
-        .map(|(c, g)| crate::spice::SpiceItem {
+        .map(|(c, g)| crate::metrics::spice::SpiceItem {
             candidate: c,
             references: g,
         })

@@ -12,5 +12,4 @@ pub mod metrics;
 pub mod nlp;
 pub mod resources;
 pub mod server;
-pub mod spice;
 pub mod text;

@@ -89,12 +89,12 @@ fn opts(dir: &Path) -> Opts {
 
 /// SPICE with the fetched parser model and lemma exceptions, sharing METEOR's synonyms (as
 /// `capscore serve` loads it). Fails (never skips) when the data is missing.
-fn spice() -> Arc<capscore::spice::Spice> {
-    static S: std::sync::OnceLock<Arc<capscore::spice::Spice>> = std::sync::OnceLock::new();
+fn spice() -> Arc<capscore::metrics::spice::Spice> {
+    static S: std::sync::OnceLock<Arc<capscore::metrics::spice::Spice>> = std::sync::OnceLock::new();
     S.get_or_init(|| {
         let dir = capscore::resources::default_cache_dir();
         Arc::new(
-            capscore::spice::Spice::load(&dir, capscore::spice::SynonymSource::Meteor(meteor()))
+            capscore::metrics::spice::Spice::load(&dir, capscore::metrics::spice::SynonymSource::Meteor(meteor()))
                 .unwrap_or_else(|e| {
                     panic!(
                         "SPICE data missing in {} ({e}): run `capscore fetch` or scripts/test",

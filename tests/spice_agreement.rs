@@ -16,7 +16,7 @@
 mod agreement;
 
 use agreement::{Form, FormResult};
-use capscore::spice::Spice;
+use capscore::metrics::spice::Spice;
 
 fn spice() -> Spice {
     let cache = capscore::resources::default_cache_dir();

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use capscore::metrics::spice::convert::{convert, SpacyToken};
-use capscore::metrics::spice::lemma::Lemmatizer;
+use capscore::nlp::lemma::Lemmatizer;
 use capscore::metrics::spice::{tuples_of, ParsedSentence};
 
 /// A small exception list: structure tests do not need the cache.

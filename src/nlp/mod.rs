@@ -19,6 +19,7 @@
 //! ([`model`], [`crate::resources::fetch_nlp`]).
 
 pub mod hash;
+pub mod lemma;
 pub mod lexeme;
 pub mod model;
 pub mod parser;
@@ -43,7 +44,7 @@ pub struct ParsedToken {
     /// Coarse (Universal) POS from the attribute ruler.
     pub pos: String,
     /// SPICE lemma (Morpha behaviour, from the word and its tag); the parser leaves it empty,
-    /// `capscore parse` fills it with [`crate::metrics::spice::lemma::Lemmatizer`].
+    /// `capscore parse` fills it with [`crate::nlp::lemma::Lemmatizer`].
     pub lemma: String,
     /// 0-based index of the head; a root points to itself.
     pub head: usize,

@@ -18,7 +18,7 @@ use super::Limits;
 use crate::dataset::Registry;
 use crate::engine::Metric;
 use crate::metrics::meteor::Meteor;
-use crate::spice::Spice;
+use crate::metrics::spice::Spice;
 
 /// The application state handed to every handler.
 #[derive(Clone)]

@@ -20,7 +20,7 @@
 //! Tokens keep their sentence positions (punctuation stays in the token list, outside the
 //! graph); lemmas come from [`Lemmatizer`] (Morpha behaviour, §6).
 
-use super::lemma::Lemmatizer;
+use crate::nlp::lemma::Lemmatizer;
 use super::sentence::{Dependency, ParsedSentence, Token};
 
 /// One token of a spaCy parse of a whole caption.

@@ -44,7 +44,7 @@
 
 pub mod convert;
 mod graph;
-pub mod lemma;
+mod pipeline;
 mod rules;
 mod sentence;
 mod synsets;
@@ -52,6 +52,7 @@ mod synsets;
 use serde::{Deserialize, Serialize};
 
 pub use graph::{Concept, Edge, GraphTuple, Node, SceneGraph};
+pub use pipeline::{load_lemmatizer, Spice, SpiceItem, SynonymSource};
 pub use sentence::{Dependency, ParsedSentence, SentenceError, Token};
 pub use synsets::{concept_synsets, lookup_key, morph, SynsetLookup, SynsetMemo};
 

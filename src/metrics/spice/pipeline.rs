@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 
 use crate::metrics::meteor::{Meteor, Synonyms};
 use crate::metrics::spice::convert::{convert, SpacyToken};
-use crate::metrics::spice::lemma::Lemmatizer;
+use crate::nlp::lemma::Lemmatizer;
 use crate::metrics::spice::{
     image_score, tuples_of, SceneGraph, SpiceCorpus, SpiceImage, SpiceInput, SynsetLookup, Tuple,
 };
