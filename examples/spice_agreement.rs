@@ -194,7 +194,7 @@ pub trait TupleSource {
 /// The native parser: what `capscore score --metrics spice` uses.
 impl TupleSource for Spice {
     fn tuples_of_texts(&self, texts: &[String]) -> Vec<Vec<Tuple>> {
-        self.tuples(texts)
+        self.tuples(texts).0
     }
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::engine::{self, DfSource, Metric, Options};
+use crate::engine::{self, Metric, Options, OwnedReferences};
 use crate::input::{self, ErrorCode, InputError};
 use crate::metrics::meteor::Meteor;
 use crate::resources;
@@ -199,7 +199,7 @@ pub fn run(cli: Cli, stdout: &mut dyn Write) -> Result<(), CliError> {
         Command::Tokenize(a) => tokenize(a, stdout),
         Command::Parse(a) => parse(a, stdout),
         Command::Fetch(a) => fetch(a, stdout),
-        Command::Serve(a) => crate::server::run(a).map_err(CliError::Other),
+        Command::Serve(a) => crate::server::run(a).map_err(|e| CliError::Other(e.to_string())),
     }
 }
 
@@ -213,9 +213,9 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         .num_threads(a.threads.unwrap_or(0))
         .build()
         .map_err(|e| CliError::Other(format!("cannot start worker threads: {e}")))?;
-    // Both inputs are read and parsed at the same time; their text and the reference map are
-    // freed before scoring (peak memory). A bad references file is reported first.
-    engine::phase("start");
+    // Both inputs are read and parsed at the same time; their text is freed before scoring
+    // (peak memory). A bad references file is reported first.
+    let parse_span = tracing::debug_span!("parse").entered();
     let (refs, cands) = pool.install(|| {
         rayon::join(
             || {
@@ -228,9 +228,8 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
             },
         )
     });
-    engine::phase("parse");
-    let batch = input::assemble_owned(refs?, cands?)?;
-    engine::phase("assemble");
+    let (refs, cands) = (refs?, cands?);
+    drop(parse_span);
     let mut metrics = metrics;
     let meteor = if metrics.contains(&Metric::Meteor) {
         let m = a.resources.load_meteor()?;
@@ -256,41 +255,27 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         None
     };
     let opts = Options {
-        metrics: &metrics,
-        df: DfSource::Batch,
         meteor: meteor.as_deref(),
         spice: spice.as_ref(),
-        spice_refs: None,
         explain: a.explain,
+        include_tokenized: a.tokenized,
+        ..Options::new(&metrics)
     };
-    let tok = pool.install(|| engine::tokenize(&batch));
-    engine::phase("tokenize");
-    let report = pool.install(|| engine::score_tokenized(&batch, &tok, &opts))?;
-    let mut text = if a.tokenized {
-        let mut json = report.to_json();
-        let tok: Vec<serde_json::Value> = batch
-            .items
-            .iter()
-            .zip(tok.candidates.iter().zip(&tok.references))
-            .map(|(item, (c, r))| serde_json::json!({"image_id": item.image_id.raw, "candidate": c, "references": r}))
-            .collect();
-        if let serde_json::Value::Object(o) = &mut json {
-            o.insert("tokenized".into(), tok.into());
-        }
-        serde_json::to_string_pretty(&json)
-    } else {
-        Ok(pool.install(|| report.to_string_pretty()))
+    // The references are handed over: their captions move into the batch (not copied).
+    let source = OwnedReferences::new(refs);
+    let report = pool.install(|| engine::score(cands, &source, &opts))?;
+    let mut text = {
+        let _span = tracing::debug_span!("serialize").entered();
+        pool.install(|| report.to_string_pretty())
     }
-    .map_err(|e| CliError::Other(e.to_string()))?;
+    .map_err(|e| CliError::Other(format!("cannot write the report: {e}")))?;
     text.push('\n');
-    engine::phase("serialize");
     // Tens of thousands of small allocations: freed on a helper thread while the output is
     // written.
-    drop_in_background((batch, tok, report));
+    drop_in_background((source, report));
     match &a.out {
         Some(path) => crate::dataset::write_atomically(path, text.as_bytes())
-            .map_err(|e| CliError::Other(format!("cannot write {}: {e}", path.display())))
-            .inspect(|_| engine::phase("write")),
+            .map_err(|e| CliError::Other(format!("cannot write {}: {e}", path.display()))),
         None => stdout
             .write_all(text.as_bytes())
             .map_err(|e| CliError::Other(e.to_string())),

@@ -37,8 +37,10 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::corpus::{DfTable, Interner, SentenceNgrams, Vocab};
-use crate::engine::{DfSource, PreparedRefs};
-use crate::input::{Batch, ErrorCode, ImageId, ImageKey, InputError, References};
+use crate::engine::{
+    CachedGraphs, DfTableRef, Interned, PrepareRequest, PreparedRefs, ReferenceSource,
+};
+use crate::input::{self, Batch, Candidate, ErrorCode, ImageId, ImageKey, InputError, References};
 use crate::metrics::spice::SceneGraph;
 use crate::metrics::spice::Spice;
 use crate::text::{ptb, split_py_whitespace};
@@ -100,9 +102,10 @@ pub struct Dataset {
     pub df_label: String,
     /// An interner over `vocab` (ids agree with `ids` and `df`).
     pub interner: Interner,
-    /// SPICE's merged reference graph per image (dataset order), from `tokenized`; each built
-    /// when a request first needs it ([`Dataset::spice_refs`]).
-    spice_graphs: Vec<OnceLock<SceneGraph>>,
+    /// SPICE's merged reference graph per image (dataset order), from `tokenized`, with
+    /// whether a reference's tuples could not be built; each built when a request first needs
+    /// it ([`Dataset::spice_refs`]).
+    spice_graphs: Vec<OnceLock<(SceneGraph, bool)>>,
 }
 
 /// Canonical content hash of a reference set.
@@ -184,8 +187,8 @@ impl Dataset {
     }
 
     /// SPICE's merged reference graphs for `batch` (assembled against this dataset: items in
-    /// dataset order), in evaluation order, with how many came from the cache. `refs_tok` are
-    /// the batch's tokenized references from [`Dataset::prepare`].
+    /// dataset order), in evaluation order. `refs_tok` are the batch's tokenized references
+    /// from [`Dataset::prepare`].
     ///
     /// An image whose references are tokenized as in the dataset stream (`tokenized`) gets the
     /// cached graph, built with `sp` the first time a request needs it and kept: a later
@@ -198,17 +201,7 @@ impl Dataset {
     /// No lock is held while building (callers run on the rayon pool, where a thread waiting
     /// for a parallel build can pick up another request's job): concurrent requests may build
     /// the same image's graph; the first stored is kept (they are equal).
-    pub fn spice_refs(
-        &self,
-        sp: &Spice,
-        batch: &Batch,
-        refs_tok: &[Vec<String>],
-    ) -> Option<(Vec<SceneGraph>, usize)> {
-        let positions: Vec<usize> = batch
-            .items
-            .iter()
-            .map(|i| self.references.position(&i.image_id.key))
-            .collect::<Option<_>>()?;
+    fn spice_refs(&self, sp: &Spice, positions: &[usize], refs_tok: &[Vec<String>]) -> Option<CachedGraphs> {
         if refs_tok.len() != positions.len() {
             return None;
         }
@@ -221,26 +214,32 @@ impl Dataset {
                 (!cacheable || self.spice_graphs[p].get().is_none()).then_some((i, cacheable))
             })
             .collect();
-        let mut own: Vec<Option<SceneGraph>> = vec![None; positions.len()];
-        let mut reused = positions.len();
+        let mut own: Vec<Option<(SceneGraph, bool)>> = vec![None; positions.len()];
+        let mut cached = positions.len();
         if !todo.is_empty() {
             let images: Vec<&[String]> =
                 todo.iter().map(|&(i, _)| refs_tok[i].as_slice()).collect();
-            for (&(i, cacheable), g) in todo.iter().zip(sp.caption_graphs(&images)) {
+            let (graphs, failed) = sp.caption_graphs(&images);
+            for ((&(i, cacheable), g), f) in todo.iter().zip(graphs).zip(failed) {
                 if cacheable {
-                    let _ = self.spice_graphs[positions[i]].set(g);
+                    let _ = self.spice_graphs[positions[i]].set((g, f));
                 } else {
-                    own[i] = Some(g);
+                    own[i] = Some((g, f));
                 }
             }
-            reused -= todo.len();
+            cached -= todo.len();
         }
-        let graphs = own
+        let pairs = own
             .into_par_iter()
             .zip(positions.par_iter())
             .map(|(g, &p)| g.or_else(|| self.spice_graphs[p].get().cloned()))
             .collect::<Option<Vec<_>>>()?;
-        Some((graphs, reused))
+        let (graphs, failed) = pairs.into_iter().unzip();
+        Some(CachedGraphs {
+            graphs,
+            failed,
+            cached,
+        })
     }
 
     /// True when `batch` (assembled against this dataset) holds every image that has
@@ -259,33 +258,22 @@ impl Dataset {
         self.references.caption_count()
     }
 
-    /// The dataset's document-frequency source, for `cider_df: "dataset"`.
-    pub fn df_source(&self) -> DfSource<'_> {
-        DfSource::Table {
-            table: &self.df,
-            interner: &self.interner,
-            label: &self.df_label,
-        }
-    }
-
-    /// Tokenized references and prepared reference data for `batch`, a batch assembled against
-    /// this dataset's references (`input::assemble(&self.references, ..)`: items in dataset
-    /// order). `_with_vectors` is kept for callers; CIDEr vectors are no longer cached (the
-    /// engine computes them per request from interned n-grams).
-    ///
-    /// Returns `None` when an item's image is not in the dataset (the caller assembled the
-    /// batch against something else); otherwise the tokenized references, the prepared data
-    /// and the number of references that had to be re-tokenized for their subset context.
-    pub fn prepare(
-        &self,
-        batch: &Batch,
-        _with_vectors: bool,
-    ) -> Option<(Vec<Vec<String>>, PreparedRefs<'_>, usize)> {
-        let positions: Vec<usize> = batch
+    /// The dataset positions of a batch's items; `None` when one is not in the dataset.
+    fn positions(&self, batch: &Batch) -> Option<Vec<usize>> {
+        batch
             .items
             .iter()
             .map(|i| self.references.position(&i.image_id.key))
-            .collect::<Option<_>>()?;
+            .collect()
+    }
+
+    /// Tokenized and interned references for `batch`, a batch assembled against this dataset's
+    /// references (items in dataset order), with the number of references that had to be
+    /// re-tokenized for their subset context.
+    fn tokenized_for(
+        &self,
+        positions: &[usize],
+    ) -> (Vec<Vec<String>>, Interned<'_>, usize) {
         let mut interner = self.interner.clone();
         let mut tok_refs = Vec::with_capacity(positions.len());
         let mut ids = Vec::with_capacity(positions.len());
@@ -322,7 +310,16 @@ impl Dataset {
             tok_refs.push(toks);
             ids.push(image_ids);
         }
-        Some((tok_refs, PreparedRefs { interner, ids }, retokenized))
+        (tok_refs, Interned { interner, ids }, retokenized)
+    }
+
+    /// The dataset's document-frequency table, for `cider_df: "dataset"`.
+    fn table(&self) -> DfTableRef<'_> {
+        DfTableRef {
+            table: &self.df,
+            interner: &self.interner,
+            label: &self.df_label,
+        }
     }
 
     fn to_file_json(&self) -> Value {
@@ -339,6 +336,52 @@ impl Dataset {
             "created": self.created,
             "images": images,
         })
+    }
+}
+
+/// A registered dataset as a reference source: its cached tokenization (corrected for the
+/// subset's lookahead context), interned words, document-frequency table and SPICE graphs.
+impl ReferenceSource for Dataset {
+    fn assemble(&self, candidates: Vec<Candidate>) -> Result<Batch, InputError> {
+        input::assemble(&self.references, candidates)
+    }
+
+    fn prepare(
+        &self,
+        batch: &Batch,
+        req: &PrepareRequest<'_>,
+    ) -> Result<PreparedRefs<'_>, InputError> {
+        let not_ours = || {
+            InputError::new(
+                ErrorCode::Internal,
+                format!("batch was not assembled against dataset {:?}", self.name),
+            )
+        };
+        if !req.tokenize {
+            return Err(InputError::new(
+                ErrorCode::InvalidFormat,
+                "a registered dataset keeps its references tokenized: pre-tokenized scoring needs inline references",
+            ));
+        }
+        let positions = self.positions(batch).ok_or_else(not_ours)?;
+        let (tokenized, interned, retokenized) = self.tokenized_for(&positions);
+        // The whole dataset, nothing re-tokenized: the batch's own table IS the dataset's.
+        let whole = self.covers_all(batch);
+        let batch_table = (whole && retokenized == 0).then(|| self.table());
+        let spice = match req.spice {
+            Some(sp) => Some(self.spice_refs(sp, &positions, &tokenized).ok_or_else(not_ours)?),
+            None => None,
+        };
+        Ok(PreparedRefs {
+            tokenized,
+            interned: Some(interned),
+            batch_table,
+            spice,
+        })
+    }
+
+    fn df_table(&self) -> Option<DfTableRef<'_>> {
+        Some(self.table())
     }
 }
 
@@ -539,6 +582,16 @@ impl Registry {
         Some(map.entry(name.to_owned()).or_insert(ds).clone())
     }
 
+    /// The dataset called `name` ([`Registry::get_or_load`]), or why not: an invalid name or
+    /// no such dataset.
+    pub fn named(&self, name: &str) -> Result<Arc<Dataset>, DatasetError> {
+        if !valid_name(name) {
+            return Err(DatasetError::InvalidName(name.to_owned()));
+        }
+        self.get_or_load(name)
+            .ok_or_else(|| DatasetError::NotFound(name.to_owned()))
+    }
+
     /// Every dataset, by name.
     pub fn list(&self) -> Vec<Arc<Dataset>> {
         self.map
@@ -667,6 +720,11 @@ mod tests {
         assert!(Registry::open(Some(dir.path())).unwrap().0.is_empty());
     }
 
+    const REQ: PrepareRequest<'static> = PrepareRequest {
+        tokenize: true,
+        spice: None,
+    };
+
     #[test]
     fn subset_retokenizes_tail_references_only_when_the_context_differs() {
         let refs =
@@ -677,9 +735,10 @@ mod tests {
             parse_candidates(&json!({"1": "x", "3": "y"})).unwrap(),
         )
         .unwrap();
-        let (tok, prep, _) = ds.prepare(&b, true).unwrap();
+        let prep = ds.prepare(&b, &REQ).unwrap();
+        let tok = prep.tokenized;
         assert_eq!(tok.len(), 2);
-        assert_eq!(prep.ids.len(), 2);
+        assert_eq!(prep.interned.unwrap().ids.len(), 2);
         // Equals tokenizing the subset stream directly.
         let stream = ["A b", "c d.", "g h"];
         let direct = ptb::tokenize_stream(&stream);
@@ -715,7 +774,8 @@ mod tests {
                 parse_candidates(&Value::Object(cands)).unwrap(),
             )
             .unwrap();
-            let (tok, prep, _) = ds.prepare(&b, true).unwrap();
+            let prep = ds.prepare(&b, &REQ).unwrap();
+            let tok = prep.tokenized;
             let stream: Vec<&str> = b
                 .items
                 .iter()
@@ -724,7 +784,7 @@ mod tests {
             let direct = ptb::tokenize_stream(&stream);
             let got: Vec<String> = tok.into_iter().flatten().collect();
             assert_eq!(got, direct, "subset {ids:?}");
-            assert_eq!(prep.ids.len(), b.items.len());
+            assert_eq!(prep.interned.unwrap().ids.len(), b.items.len());
         }
     }
 }

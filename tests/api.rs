@@ -12,6 +12,11 @@ use std::time::Duration;
 
 use capscore::engine::Metric;
 use capscore::input::{self, Batch};
+
+/// True when a request body contains `marker` (fault-injection hooks).
+fn has(body: &[u8], marker: &str) -> bool {
+    String::from_utf8_lossy(body).contains(marker)
+}
 use capscore::server::{self, auth::Keys, state::Resources, ServeArgs};
 use common::{existing, read_json};
 use serde_json::{json, Value};
@@ -82,7 +87,7 @@ fn opts(dir: &Path) -> Opts {
     Opts {
         cfg,
         keys: Keys::none(),
-        hook: Arc::new(|_| {}),
+        hook: Arc::new(|_: &[u8]| {}),
         resources: Resources::with_meteor(Some(meteor())).with_spice(Some(spice())),
     }
 }
@@ -126,7 +131,7 @@ fn meteor() -> Arc<capscore::metrics::meteor::Meteor> {
 }
 
 async fn spawn_with(o: Opts, dir: Option<tempfile::TempDir>) -> TestApp {
-    let state = server::build_state_full(&o.cfg, o.keys, o.hook, o.resources).expect("state");
+    let state = server::build_state_with_hook(&o.cfg, o.keys, o.hook, o.resources).expect("state");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -168,6 +173,11 @@ fn cli(refs: &Path, cands: &Path, metrics: Option<&str>) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("cli json")
+}
+
+/// A batch's items as a job: candidates and the references they carry.
+fn batch_items(b: &Batch) -> (Vec<input::Candidate>, input::References) {
+    input::split_items(b.items.clone()).expect("items")
 }
 
 /// Items in evaluation order with inline references (what the CLI scores).
@@ -772,8 +782,8 @@ async fn overload_is_shed_with_503_and_retry_after() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut o = opts(dir.path());
     o.cfg.max_concurrent = 1;
-    o.hook = Arc::new(|b: &Batch| {
-        if b.items.iter().any(|i| i.candidate == "SLOW") {
+    o.hook = Arc::new(|b: &[u8]| {
+        if has(b, "\"SLOW\"") {
             std::thread::sleep(Duration::from_millis(800));
         }
     });
@@ -813,8 +823,8 @@ async fn overload_is_shed_with_503_and_retry_after() {
 async fn a_panic_inside_a_metric_is_a_500_and_the_server_stays_up() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut o = opts(dir.path());
-    o.hook = Arc::new(|b: &Batch| {
-        if b.items.iter().any(|i| i.candidate == "PANIC") {
+    o.hook = Arc::new(|b: &[u8]| {
+        if has(b, "\"PANIC\"") {
             panic!("injected failure");
         }
     });
@@ -833,8 +843,8 @@ async fn a_panic_inside_a_metric_is_a_500_and_the_server_stays_up() {
 async fn graceful_shutdown_finishes_requests_in_flight() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut o = opts(dir.path());
-    o.hook = Arc::new(|b: &Batch| {
-        if b.items.iter().any(|i| i.candidate == "SLOW") {
+    o.hook = Arc::new(|b: &[u8]| {
+        if has(b, "\"SLOW\"") {
             std::thread::sleep(Duration::from_millis(500));
         }
     });
@@ -957,8 +967,8 @@ async fn a_computation_over_the_timeout_is_a_504_problem() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut o = opts(dir.path());
     o.cfg.request_timeout = 0.2;
-    o.hook = Arc::new(|b: &Batch| {
-        if b.items.iter().any(|i| i.candidate == "SLOW") {
+    o.hook = Arc::new(|b: &[u8]| {
+        if has(b, "\"SLOW\"") {
             std::thread::sleep(Duration::from_millis(600));
         }
     });
@@ -1206,17 +1216,17 @@ async fn response_bytes_are_the_reports_json() {
     ];
     let (meteor, spice) = (meteor(), spice());
     let opts = capscore::engine::Options {
-        metrics: &metrics,
-        df: capscore::engine::DfSource::Batch,
         meteor: Some(&meteor),
         spice: Some(&spice),
-        spice_refs: None,
         explain: true,
+        ..capscore::engine::Options::new(&metrics)
     };
+    let (cands, inline) = batch_items(&batch);
     let want = serde_json::to_vec(
-        &capscore::engine::score(&batch, &opts)
+        &capscore::engine::score(cands, &inline, &opts)
             .expect("score")
-            .to_json(),
+            .to_json()
+            .expect("json"),
     )
     .expect("json");
     let body = json!({"metrics": ["bleu", "meteor", "rouge_l", "cider_d", "spice"], "items": items, "explain": true});

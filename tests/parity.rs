@@ -6,8 +6,8 @@ mod common;
 
 use std::process::Command;
 
-use capscore::engine::{self, DfSource, Metric, Options, Tokenized};
-use capscore::input::{Batch, ImageId, Item};
+use capscore::engine::{self, Metric, Options, Tokenizer};
+use capscore::input::{self, ImageId, Item};
 use common::{compare_scores, existing, golden_sets, read_json, EXACT_KEYS};
 use serde_json::Value;
 
@@ -16,15 +16,6 @@ const METRICS: [Metric; 3] = [Metric::Bleu, Metric::RougeL, Metric::CiderD];
 /// Scores the golden's own tokenized captions: isolates the metrics from the tokenizer.
 fn score_golden_tokens(golden: &Value) -> Value {
     let tok = golden["tokenized"].as_array().expect("tokenized");
-    let items: Vec<Item> = tok
-        .iter()
-        .map(|t| Item {
-            image_id: ImageId::from_value(&t["image_id"]).expect("id"),
-            candidate: String::new(),
-            references: vec![String::new(); t["references"].as_array().expect("refs").len()],
-        })
-        .collect();
-    let batch = Batch::from_items(items).expect("batch");
     let strings = |v: &Value| -> Vec<String> {
         v.as_array()
             .expect("array")
@@ -32,24 +23,23 @@ fn score_golden_tokens(golden: &Value) -> Value {
             .map(|s| s.as_str().expect("str").to_owned())
             .collect()
     };
-    let tokenized = Tokenized {
-        candidates: tok
-            .iter()
-            .map(|t| strings(&t["candidate"]).join(" "))
-            .collect(),
-        references: tok.iter().map(|t| strings(&t["references"])).collect(),
-    };
+    let items: Vec<Item> = tok
+        .iter()
+        .map(|t| Item {
+            image_id: ImageId::from_value(&t["image_id"]).expect("id"),
+            candidate: strings(&t["candidate"]).join(" "),
+            references: strings(&t["references"]),
+        })
+        .collect();
+    let (cands, refs) = input::split_items(items).expect("items");
     let opts = Options {
-        metrics: &METRICS,
-        df: DfSource::Batch,
-        meteor: None,
-        spice: None,
-        spice_refs: None,
-        explain: false,
+        tokenizer: Tokenizer::Pretokenized,
+        ..Options::new(&METRICS)
     };
-    engine::score_tokenized(&batch, &tokenized, &opts)
+    engine::score(cands, &refs, &opts)
         .expect("score")
         .to_json()
+        .expect("json")
 }
 
 fn compare_report(name: &str, golden: &Value, ours: &Value) -> Vec<String> {

@@ -1,7 +1,7 @@
 //! Invariants of the n-gram metrics over random batches (proptest).
 
-use capscore::engine::{self, DfSource, Metric, Options};
-use capscore::input::{Batch, ImageId, Item};
+use capscore::engine::{self, Metric, Options};
+use capscore::input::{self, Candidate, ImageId, Item, References};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -37,7 +37,7 @@ fn image() -> impl Strategy<Value = (String, Vec<String>)> {
     (caption(), prop::collection::vec(caption(), 1..5))
 }
 
-fn batch(images: &[(String, Vec<String>)]) -> Batch {
+fn batch(images: &[(String, Vec<String>)]) -> (Vec<Candidate>, References) {
     let items = images
         .iter()
         .enumerate()
@@ -47,22 +47,16 @@ fn batch(images: &[(String, Vec<String>)]) -> Batch {
             references: r.clone(),
         })
         .collect();
-    Batch::from_items(items).unwrap()
+    input::split_items(items).unwrap()
 }
 
 fn run(images: &[(String, Vec<String>)]) -> Option<Value> {
-    let opts = Options {
-        metrics: &METRICS,
-        df: DfSource::Batch,
-        meteor: None,
-        spice: None,
-        spice_refs: None,
-        explain: false,
-    };
+    let opts = Options::new(&METRICS);
+    let (cands, refs) = batch(images);
     // A corpus whose references are all empty is rejected (no_reference_ngrams): skip it.
-    engine::score(&batch(images), &opts)
+    engine::score(cands, &refs, &opts)
         .ok()
-        .map(|r| r.to_json())
+        .map(|r| r.to_json().expect("json"))
 }
 
 fn per_image(v: &Value, id: usize) -> &Value {
@@ -130,8 +124,9 @@ proptest! {
             candidate: images[i].0.clone(),
             references: images[i].1.clone(),
         }).collect();
-        let opts = Options { metrics: &METRICS, df: DfSource::Batch, meteor: None, spice: None, spice_refs: None, explain: false };
-        let shuffled = engine::score(&Batch::from_items(items).unwrap(), &opts).ok().map(|r| r.to_json());
+        let opts = Options::new(&METRICS);
+        let (cands, refs) = input::split_items(items).unwrap();
+        let shuffled = engine::score(cands, &refs, &opts).ok().map(|r| r.to_json().expect("json"));
         if let (Some(a), Some(b)) = (run(&images), shuffled) {
             for i in 0..images.len() {
                 prop_assert_eq!(per_image(&a, i), per_image(&b, i));

@@ -14,7 +14,8 @@ use axum::http::request::Parts;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::error::{ApiError, Code};
+use super::error::ApiError;
+use crate::input::ErrorCode;
 use super::state::AppState;
 
 /// A key's role.
@@ -46,6 +47,29 @@ fn digest(key: &str) -> [u8; 32] {
     Sha256::digest(key.as_bytes()).into()
 }
 
+/// Why API keys could not be configured. Messages name the entry, never the key.
+#[derive(Debug, thiserror::Error)]
+pub enum KeysError {
+    /// The keys file could not be read.
+    #[error("cannot read {file}: {msg}")]
+    Read {
+        /// The file.
+        file: String,
+        /// The failure.
+        msg: String,
+    },
+    /// An entry is malformed.
+    #[error("{origin}: entry {entry}{msg}")]
+    Entry {
+        /// Where the keys came from (a file, an environment variable).
+        origin: String,
+        /// The entry's number (1-based).
+        entry: usize,
+        /// What is wrong.
+        msg: String,
+    },
+}
+
 impl Keys {
     /// No keys: open.
     pub fn none() -> Keys {
@@ -74,7 +98,12 @@ impl Keys {
 
     /// Parses `ROLE:KEY` entries separated by commas or newlines (`ROLE KEY` also accepted;
     /// blank lines and `#` comments skipped). Errors name the line, never the key.
-    pub fn parse(text: &str, what: &str) -> Result<Keys, String> {
+    pub fn parse(text: &str, what: &str) -> Result<Keys, KeysError> {
+        let bad = |entry: usize, msg: &str| KeysError::Entry {
+            origin: what.to_owned(),
+            entry,
+            msg: msg.to_owned(),
+        };
         let mut k = Keys::default();
         for (i, line) in text.split(['\n', ',']).enumerate() {
             let line = line.trim();
@@ -84,19 +113,12 @@ impl Keys {
             let (role, key) = line
                 .split_once(':')
                 .or_else(|| line.split_once(char::is_whitespace))
-                .ok_or_else(|| format!("{what}: entry {} is not ROLE:KEY", i + 1))?;
-            let role = Role::parse(role).ok_or_else(|| {
-                format!(
-                    "{what}: entry {}: role must be \"score\" or \"admin\"",
-                    i + 1
-                )
-            })?;
+                .ok_or_else(|| bad(i + 1, " is not ROLE:KEY"))?;
+            let role = Role::parse(role)
+                .ok_or_else(|| bad(i + 1, ": role must be \"score\" or \"admin\""))?;
             let key = key.trim();
             if key.len() < 16 {
-                return Err(format!(
-                    "{what}: entry {}: keys must have at least 16 characters",
-                    i + 1
-                ));
+                return Err(bad(i + 1, ": keys must have at least 16 characters"));
             }
             k.add(role, key);
         }
@@ -136,14 +158,14 @@ impl Keys {
             .map(str::trim);
         let Some(token) = token else {
             return Err(ApiError::new(
-                Code::Unauthorized,
+                ErrorCode::Unauthorized,
                 "missing API key: send Authorization: Bearer <key>",
             ));
         };
         match self.role_of(token) {
-            None => Err(ApiError::new(Code::Unauthorized, "unknown API key")),
+            None => Err(ApiError::new(ErrorCode::Unauthorized, "unknown API key")),
             Some(r) if r < need => Err(ApiError::new(
-                Code::Forbidden,
+                ErrorCode::Forbidden,
                 "this API key's role may not do this (dataset writes need the admin role)",
             )),
             Some(_) => Ok(()),

@@ -7,6 +7,7 @@
 //! - [`run`] is `capscore serve`: configuration, logging, signals.
 
 pub mod auth;
+pub mod config;
 pub mod error;
 pub mod openapi;
 pub mod routes;
@@ -14,8 +15,6 @@ pub mod state;
 pub mod telemetry;
 
 use std::future::Future;
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,150 +33,94 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use utoipa_scalar::{Scalar, Servable};
 
-pub use error::{ApiError, Code};
+pub use config::{Limits, ServeArgs};
+pub use error::{ApiError, HttpStatus};
 pub use state::{App, AppState};
 
 use crate::dataset::Registry;
+use crate::input::ErrorCode;
 
-/// Request limits.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    /// Request body size in bytes.
-    pub max_body_bytes: usize,
-    /// Items (or results) per score request.
-    pub max_items: usize,
-    /// References per item.
-    pub max_references: usize,
-    /// Characters per caption.
-    pub max_caption_chars: usize,
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// A configuration problem (keys, addresses, limits).
+    #[error("{0}")]
+    Config(String),
+    /// The API keys could not be read or parsed.
+    #[error(transparent)]
+    Keys(#[from] auth::KeysError),
+    /// A resource failed to load.
+    #[error(transparent)]
+    Resources(#[from] crate::resources::ResourceError),
+    /// An I/O failure (binding, the data directory, the runtime).
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The failure.
+        source: std::io::Error,
+    },
 }
 
-/// `capscore serve`: every flag is also a `CAPSCORE_*` environment variable.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, env = "CAPSCORE_ADDR", default_value = "127.0.0.1:8080")]
-    pub addr: SocketAddr,
-    /// Data directory (registered datasets live in DIR/datasets).
-    #[arg(long, env = "CAPSCORE_DATA_DIR", default_value = "./capscore-data")]
-    pub data_dir: PathBuf,
-    /// Maximum request body size in bytes.
-    #[arg(long, env = "CAPSCORE_MAX_BODY_BYTES", default_value_t = 64 * 1024 * 1024)]
-    pub max_body_bytes: usize,
-    /// Maximum items (or results) per score request.
-    #[arg(long, env = "CAPSCORE_MAX_ITEMS", default_value_t = 100_000)]
-    pub max_items: usize,
-    /// Maximum references per item.
-    #[arg(long, env = "CAPSCORE_MAX_REFERENCES", default_value_t = 100)]
-    pub max_references: usize,
-    /// Maximum characters per caption.
-    #[arg(long, env = "CAPSCORE_MAX_CAPTION_CHARS", default_value_t = 10_000)]
-    pub max_caption_chars: usize,
-    /// Request timeout in seconds (computation; the whole request gets 5 s more).
-    #[arg(long, env = "CAPSCORE_REQUEST_TIMEOUT", default_value_t = 60.0)]
-    pub request_timeout: f64,
-    /// Computations admitted at once (running or waiting for a worker); more are shed with 503.
-    #[arg(long, env = "CAPSCORE_MAX_CONCURRENT", default_value_t = 64)]
-    pub max_concurrent: usize,
-    /// Requests in flight at once, all routes; more are shed with 503.
-    #[arg(long, env = "CAPSCORE_MAX_REQUESTS", default_value_t = 4096)]
-    pub max_requests: usize,
-    /// Compute threads (0: one per core).
-    #[arg(long, env = "CAPSCORE_THREADS", default_value_t = 0)]
-    pub threads: usize,
-    /// Tokio I/O worker threads (0: one per core).
-    #[arg(long, env = "CAPSCORE_IO_THREADS", default_value_t = 0)]
-    pub io_threads: usize,
-    /// File of API keys, one `ROLE:KEY` per line (roles: score, admin).
-    #[arg(long, env = "CAPSCORE_API_KEYS_FILE")]
-    pub api_keys_file: Option<PathBuf>,
-    /// API keys as comma-separated `ROLE:KEY` entries.
-    #[arg(long, env = "CAPSCORE_API_KEYS", hide_env_values = true)]
-    pub api_keys: Option<String>,
-    /// Serve without API keys on a non-loopback address (otherwise refused).
-    #[arg(long, env = "CAPSCORE_ALLOW_OPEN", default_value_t = false)]
-    pub allow_open: bool,
-    /// Log JSON lines instead of text.
-    #[arg(long, env = "CAPSCORE_LOG_JSON", default_value_t = false)]
-    pub log_json: bool,
-    /// Where METEOR's and SPICE's data live, and whether they may be fetched at start-up.
-    #[command(flatten)]
-    pub resources: crate::cli::ResourceArgs,
-}
-
-impl ServeArgs {
-    /// The defaults (as `capscore serve` with no flags and no environment would use), with
-    /// `data_dir`.
-    pub fn with_data_dir(data_dir: PathBuf) -> ServeArgs {
-        ServeArgs {
-            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
-            data_dir,
-            max_body_bytes: 64 * 1024 * 1024,
-            max_items: 100_000,
-            max_references: 100,
-            max_caption_chars: 10_000,
-            request_timeout: 60.0,
-            max_concurrent: 64,
-            max_requests: 4096,
-            threads: 0,
-            io_threads: 0,
-            api_keys_file: None,
-            api_keys: None,
-            allow_open: false,
-            log_json: false,
-            resources: crate::cli::ResourceArgs {
-                cache_dir: None,
-                offline: true,
-            },
-        }
-    }
-
-    /// The configured API keys.
-    pub fn keys(&self) -> Result<auth::Keys, String> {
-        let mut keys = auth::Keys::none();
-        if let Some(p) = &self.api_keys_file {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-            keys.extend(auth::Keys::parse(&text, &p.display().to_string())?);
-        }
-        if let Some(s) = &self.api_keys {
-            keys.extend(auth::Keys::parse(s, "CAPSCORE_API_KEYS")?);
-        }
-        Ok(keys)
+impl ServerError {
+    fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServerError {
+        let what = what.into();
+        move |source| ServerError::Io { what, source }
     }
 }
 
 /// Builds the state: opens the data directory (loading every dataset), starts the compute pool.
-pub fn build_state(cfg: &ServeArgs) -> Result<AppState, String> {
+pub fn build_state(cfg: &ServeArgs) -> Result<AppState, ServerError> {
     let keys = cfg.keys()?;
-    build_state_with(cfg, keys, Arc::new(|_| {}))
+    build_state_full(cfg, keys, state::Resources::default())
 }
 
-/// [`build_state`] with explicit keys and a test hook called with every batch before scoring.
-pub fn build_state_with(
+/// [`build_state_full`] with a fault-injection hook called with every score request's body
+/// (tests only).
+#[cfg(feature = "test-support")]
+pub fn build_state_with_hook(
     cfg: &ServeArgs,
     keys: auth::Keys,
-    hooks: routes::Hook,
-) -> Result<AppState, String> {
-    build_state_full(cfg, keys, hooks, state::Resources::default())
+    hook: routes::Hook,
+    resources: state::Resources,
+) -> Result<AppState, ServerError> {
+    build_state_inner(cfg, keys, resources, hook)
 }
 
-/// [`build_state_with`] with explicit resource readiness.
+/// [`build_state`] with explicit keys and resource readiness.
 pub fn build_state_full(
     cfg: &ServeArgs,
     keys: auth::Keys,
-    hooks: routes::Hook,
     resources: state::Resources,
-) -> Result<AppState, String> {
+) -> Result<AppState, ServerError> {
+    #[cfg(feature = "test-support")]
+    {
+        build_state_inner(cfg, keys, resources, Arc::new(|_: &[u8]| {}))
+    }
+    #[cfg(not(feature = "test-support"))]
+    {
+        build_state_inner(cfg, keys, resources)
+    }
+}
+
+fn build_state_inner(
+    cfg: &ServeArgs,
+    keys: auth::Keys,
+    resources: state::Resources,
+    #[cfg(feature = "test-support")] hook: routes::Hook,
+) -> Result<AppState, ServerError> {
     let compute = state::Compute::new(
         cfg.threads,
         cfg.max_concurrent,
         Duration::from_secs_f64(cfg.request_timeout.max(0.001)),
     )
-    .map_err(|e| format!("cannot start the compute pool: {e}"))?;
+    .map_err(ServerError::io("cannot start the compute pool"))?;
     let (datasets, failed) = compute
         .install(|| Registry::open(Some(&cfg.data_dir)))
-        .map_err(|e| format!("data directory {}: {e}", cfg.data_dir.display()))?;
+        .map_err(ServerError::io(format!(
+            "data directory {}",
+            cfg.data_dir.display()
+        )))?;
     for (path, why) in failed {
         tracing::error!(file = %path.display(), error = %why, "dataset not loaded");
     }
@@ -194,7 +137,8 @@ pub fn build_state_full(
         },
         compute,
         resources,
-        hooks,
+        #[cfg(feature = "test-support")]
+        hook,
         request_timeout: Duration::from_secs_f64(cfg.request_timeout.max(0.001) + 5.0),
         max_requests: cfg.max_requests.max(1),
     })))
@@ -203,16 +147,16 @@ pub fn build_state_full(
 /// The API routes with their OpenAPI description.
 pub fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(<openapi::ApiDoc as utoipa::OpenApi>::openapi())
-        .routes(routes!(routes::score))
-        .routes(routes!(routes::list_datasets))
+        .routes(routes!(routes::score::score))
+        .routes(routes!(routes::datasets::list_datasets))
         .routes(routes!(
-            routes::put_dataset,
-            routes::get_dataset,
-            routes::delete_dataset
+            routes::datasets::put_dataset,
+            routes::datasets::get_dataset,
+            routes::datasets::delete_dataset
         ))
-        .routes(routes!(routes::healthz))
-        .routes(routes!(routes::readyz))
-        .routes(routes!(routes::prometheus))
+        .routes(routes!(routes::ops::healthz))
+        .routes(routes!(routes::ops::readyz))
+        .routes(routes!(routes::ops::prometheus))
 }
 
 /// The generated OpenAPI document.
@@ -222,7 +166,7 @@ pub fn openapi_spec() -> utoipa::openapi::OpenApi {
 
 async fn handle_layer_error(err: BoxError) -> ApiError {
     if err.is::<tower::timeout::error::Elapsed>() {
-        ApiError::new(Code::Timeout, "request timed out")
+        ApiError::new(ErrorCode::Timeout, "request timed out")
     } else if err.is::<tower::load_shed::error::Overloaded>() {
         ApiError::overloaded()
     } else {
@@ -321,15 +265,15 @@ pub async fn shutdown_signal() {
 }
 
 /// `capscore serve`.
-pub fn run(cfg: ServeArgs) -> Result<(), String> {
+pub fn run(cfg: ServeArgs) -> Result<(), ServerError> {
     telemetry::init_logging(cfg.log_json);
     let keys = cfg.keys()?;
     if keys.is_open() {
         if !cfg.addr.ip().is_loopback() && !cfg.allow_open {
-            return Err(format!(
+            return Err(ServerError::Config(format!(
                 "refusing to serve without API keys on {} (not loopback): configure keys (--api-keys-file, CAPSCORE_API_KEYS) or pass --allow-open",
                 cfg.addr
-            ));
+            )));
         }
         tracing::warn!(addr = %cfg.addr, "no API keys configured: the server is OPEN to anyone who can reach it");
     }
@@ -359,16 +303,13 @@ pub fn run(cfg: ServeArgs) -> Result<(), String> {
                 resources = resources.with_spice(Some(Arc::new(sp)));
             }
             Err(e) => {
-                let why = match e {
-                    crate::cli::CliError::Other(m) => m,
-                    e => e.to_string(),
-                };
+                let why = e.to_string();
                 tracing::error!(error = %why, "SPICE unavailable: SPICE requests get 503");
                 resources = resources.mark_missing(crate::engine::Metric::Spice, why);
             }
         }
     }
-    let state = build_state_full(&cfg, keys, Arc::new(|_| {}), resources)?;
+    let state = build_state_full(&cfg, keys, resources)?;
     let mut rt = tokio::runtime::Builder::new_multi_thread();
     if cfg.io_threads > 0 {
         rt.worker_threads(cfg.io_threads);
@@ -377,14 +318,14 @@ pub fn run(cfg: ServeArgs) -> Result<(), String> {
         .enable_all()
         .thread_name("capscore-io")
         .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+        .map_err(ServerError::io("cannot start the runtime"))?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(cfg.addr)
             .await
-            .map_err(|e| format!("cannot listen on {}: {e}", cfg.addr))?;
+            .map_err(ServerError::io(format!("cannot listen on {}", cfg.addr)))?;
         tracing::info!(addr = %cfg.addr, datasets = state.0.datasets.len(), "capscore listening");
         serve(listener, state, shutdown_signal())
             .await
-            .map_err(|e| format!("server error: {e}"))
+            .map_err(ServerError::io("server error"))
     })
 }

@@ -9,10 +9,10 @@ use utoipa::{Modify, OpenApi};
 #[openapi(
     info(
         title = "capscore",
-        description = "Caption metrics (BLEU, ROUGE-L, CIDEr-D, ...) computed exactly as pycocoevalcap 1.2 does.\n\nErrors are `application/problem+json` (RFC 9457) with a stable `code`: `invalid_json` (400), `invalid_format`, `invalid_image_id`, `invalid_caption`, `unknown_metric`, `unknown_image_id`, `duplicate_image_id`, `missing_references`, `empty_results`, `no_reference_ngrams`, `limit_exceeded`, `invalid_dataset_name` (422), `payload_too_large` (413), `unknown_dataset`, `not_found` (404), `method_not_allowed` (405), `unauthorized` (401), `forbidden` (403), `overloaded` (503, Retry-After), `resources_not_loaded` (503, names the metric), `timeout` (504), `internal` (500).",
+        description = "Caption metrics (BLEU, ROUGE-L, CIDEr-D, ...) computed exactly as pycocoevalcap 1.2 does.",
         license(name = "MIT OR Apache-2.0")
     ),
-    modifiers(&Security),
+    modifiers(&Security, &ErrorTable),
     tags(
         (name = "scoring", description = "Score captions"),
         (name = "datasets", description = "Registered reference sets with cached document frequencies"),
@@ -22,6 +22,28 @@ use utoipa::{Modify, OpenApi};
 pub struct ApiDoc;
 
 struct Security;
+
+/// Appends the error-code table (from the one table in `input/error.rs`) to the description.
+struct ErrorTable;
+
+impl Modify for ErrorTable {
+    fn modify(&self, api: &mut utoipa::openapi::OpenApi) {
+        let codes: Vec<String> = crate::input::ErrorCode::ALL
+            .iter()
+            .map(|c| format!("`{}` ({})", c.as_str(), c.status()))
+            .collect();
+        let d = api.info.description.get_or_insert_with(String::new);
+        d.push_str(&format!(
+            "\n\nErrors are `application/problem+json` (RFC 9457) with a stable `code`: {}. Warnings (`warnings[].code`): {}.",
+            codes.join(", "),
+            crate::engine::WarningCode::ALL
+                .iter()
+                .map(|w| format!("`{}`", w.as_str()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+}
 
 impl Modify for Security {
     fn modify(&self, api: &mut utoipa::openapi::OpenApi) {

@@ -12,7 +12,8 @@ use std::time::Duration;
 use tokio::sync::{oneshot, Semaphore};
 
 use super::auth::Keys;
-use super::error::{ApiError, Code};
+use super::error::ApiError;
+use crate::input::ErrorCode;
 use super::telemetry;
 use super::Limits;
 use crate::dataset::Registry;
@@ -36,8 +37,9 @@ pub struct App {
     pub compute: Compute,
     /// Resource readiness per metric.
     pub resources: Resources,
-    /// Called with every batch before scoring (a no-op except in fault-injection tests).
-    pub hooks: super::routes::Hook,
+    /// Called with every score request's body (fault-injection tests only).
+    #[cfg(feature = "test-support")]
+    pub hook: super::routes::Hook,
     /// Whole-request timeout (the computation timeout plus a margin).
     pub request_timeout: Duration,
     /// Requests in flight at once, all routes.
@@ -151,7 +153,7 @@ impl Resources {
                     metric: Some(m.name().to_owned()),
                     retry_after: Some(30),
                     ..ApiError::new(
-                        Code::ResourcesNotLoaded,
+                        ErrorCode::ResourcesNotLoaded,
                         format!("metric {} is not available: {why}", m.name()),
                     )
                 });
@@ -233,7 +235,7 @@ impl Compute {
             }
             Ok(Err(_)) => Err(ApiError::internal("computation dropped its result")),
             Err(_) => Err(ApiError::new(
-                Code::Timeout,
+                ErrorCode::Timeout,
                 format!(
                     "the computation took longer than {} s (--request-timeout); split the request",
                     self.timeout.as_secs_f64()

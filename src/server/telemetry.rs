@@ -54,7 +54,17 @@ pub fn items_scored(metric: &'static str, n: usize) {
     metrics::counter!("capscore_items_scored_total", "metric" => metric).increment(n as u64);
 }
 
-/// Counts items whose SPICE reference graphs came from a registered dataset's cache.
+/// Counts a scored report: images per metric, SPICE graphs taken from a dataset's cache.
+pub fn report_scored(metrics: &[crate::engine::Metric], report: &crate::engine::Report) {
+    for m in metrics {
+        items_scored(m.name(), report.stats.images);
+    }
+    if metrics.contains(&crate::engine::Metric::Spice) {
+        spice_cached_refs(report.stats.spice_cached_graphs);
+    }
+}
+
+/// Counts SPICE reference graphs served from a dataset's cache.
 pub fn spice_cached_refs(n: usize) {
     metrics::counter!("capscore_spice_cached_reference_graphs_total").increment(n as u64);
 }

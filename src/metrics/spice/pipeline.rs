@@ -93,8 +93,10 @@ impl Spice {
 
     /// SPICE tuples of tokenized captions (words separated by spaces, as pycocoevalcap's
     /// tokenizer writes them). Each distinct caption is parsed once. Runs on the current
-    /// rayon pool; the result does not depend on it.
-    pub fn tuples<S: AsRef<str> + Sync>(&self, captions: &[S]) -> Vec<Vec<Tuple>> {
+    /// rayon pool; the result does not depend on it. Returns the tuples per caption and, per
+    /// caption, whether its tuples could not be built (a converter failure: that caption
+    /// contributes no tuples, and callers report it; never silently).
+    pub fn tuples<S: AsRef<str> + Sync>(&self, captions: &[S]) -> (Vec<Vec<Tuple>>, Vec<bool>) {
         let mut index: FxHashMap<&str, usize> = FxHashMap::default();
         let mut uniq: Vec<&str> = Vec::new();
         let slots: Vec<usize> = captions
@@ -112,17 +114,21 @@ impl Spice {
             .map(|c| c.split_whitespace().collect())
             .collect();
         let parsed = self.nlp.parse_batch(&docs);
-        let tuples: Vec<Vec<Tuple>> = parsed
+        let tuples: Vec<Option<Vec<Tuple>>> = parsed
             .par_iter()
             .map(|tokens| {
                 let toks: Vec<SpacyToken> = tokens.iter().map(SpacyToken::from).collect();
                 let sentences = convert(&toks, &self.lemmas);
-                // `convert` only yields in-range edges; an error would be a converter bug, and
-                // an empty tuple list is the safe result for that caption.
-                tuples_of(&sentences).unwrap_or_default()
+                // `convert` only yields in-range edges; an error is a converter bug.
+                tuples_of(&sentences).ok()
             })
             .collect();
-        slots.into_iter().map(|i| tuples[i].clone()).collect()
+        let failed = slots.iter().map(|&i| tuples[i].is_none()).collect();
+        let out = slots
+            .into_iter()
+            .map(|i| tuples[i].clone().unwrap_or_default())
+            .collect();
+        (out, failed)
     }
 
     /// The merged scene graph of one image's references.
@@ -136,18 +142,24 @@ impl Spice {
     }
 
     /// Merged reference graphs of many images from their reference captions (`images[i]`:
-    /// image i's references), every caption parsed in one batch.
-    pub fn caption_graphs(&self, images: &[&[String]]) -> Vec<SceneGraph> {
+    /// image i's references), every caption parsed in one batch; per image, whether a
+    /// reference's tuples could not be built (see [`Spice::tuples`]).
+    pub fn caption_graphs(&self, images: &[&[String]]) -> (Vec<SceneGraph>, Vec<bool>) {
         let flat: Vec<&str> = images
             .iter()
             .flat_map(|r| r.iter().map(String::as_str))
             .collect();
-        let mut tuples = self.tuples(&flat).into_iter();
+        let (tuples, failed) = self.tuples(&flat);
+        let (mut tuples, mut failed) = (tuples.into_iter(), failed.into_iter());
         let grouped: Vec<Vec<Vec<Tuple>>> = images
             .iter()
             .map(|r| tuples.by_ref().take(r.len()).collect())
             .collect();
-        self.reference_graphs(&grouped)
+        let image_failed = images
+            .iter()
+            .map(|r| failed.by_ref().take(r.len()).fold(false, |a, f| a | f))
+            .collect();
+        (self.reference_graphs(&grouped), image_failed)
     }
 
     /// Scores images; `order_keys` give pycocoevalcap's order for the corpus mean (sorted

@@ -1,0 +1,54 @@
+//! The METEOR step: one segment per image (the candidate against its references) on the
+//! rayon pool, pooled over the corpus as the jar's `EVAL` line does.
+//!
+//! Must not: read files (the loaded [`Meteor`](crate::metrics::meteor::Meteor) comes in the
+//! options).
+
+use rayon::prelude::*;
+
+use super::{Ctx, Metric, Out};
+use crate::input::{ErrorCode, InputError};
+use crate::metrics::meteor::{self, MeteorError, SegmentStats};
+
+/// Runs METEOR when the context asks for it.
+pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
+    if !ctx.wants(Metric::Meteor) {
+        return Ok(());
+    }
+    let m = ctx.opts.meteor.ok_or_else(|| {
+        InputError::new(
+            ErrorCode::MetricUnavailable,
+            "METEOR is not available: its resources are not loaded (run `capscore fetch`)",
+        )
+    })?;
+    let _span = tracing::debug_span!("meteor").entered();
+    let (batch, tok) = (ctx.batch, ctx.tok);
+    let stats: Vec<Result<SegmentStats, MeteorError>> = (0..batch.items.len())
+        .into_par_iter()
+        .map(|i| {
+            let refs: Vec<&str> = tok.references[i].iter().map(String::as_str).collect();
+            m.segment(&tok.candidates[i], &refs)
+        })
+        .collect();
+    let mut ok = Vec::with_capacity(stats.len());
+    for (i, st) in stats.into_iter().enumerate() {
+        match st {
+            Ok(st) => ok.push(st),
+            Err(e) => {
+                return Err(InputError::new(
+                    ErrorCode::LimitExceeded,
+                    format!("image_id {}: {e}", batch.items[i].image_id),
+                ))
+            }
+        }
+    }
+    out.aggregate.meteor = Some(meteor::pooled_score(&ok));
+    for (row, st) in out.per_image.iter_mut().zip(&ok) {
+        row.meteor = Some(st.score());
+    }
+    out.signature(
+        Metric::Meteor,
+        "meteor:1.5-pycocoevalcap,en,norm,pooled".into(),
+    );
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! The n-gram step: BLEU, ROUGE-L, CIDEr-D and the original CIDEr. They share one pass over
+//! interned words (n-gram counts and reference matches serve BLEU's clipping and both CIDEr
+//! variants), so they are one step: per image in parallel over chunks of images, pooled in
+//! evaluation order afterwards.
+//!
+//! Must not: read files or know where the references came from (the context says).
+
+use rayon::prelude::*;
+
+use super::{Ctx, DfUse, Metric, Out, Warning, WarningCode};
+use crate::corpus::{BatchWords, Caption, GramBuf, GramIndex, IdfSource, Interner, Matches};
+use crate::input::{ErrorCode, InputError};
+use crate::metrics::bleu::{self, BleuStats};
+use crate::metrics::cider::{self, SentenceVec, Variant};
+use crate::metrics::{numpy_mean, rouge};
+
+/// Per-image results of the n-gram and ROUGE-L metrics.
+#[derive(Default)]
+struct ImageStats {
+    bleu: BleuStats,
+    rouge: f64,
+    cider: [f64; 2],
+}
+
+/// Runs BLEU, ROUGE-L and the CIDEr variants the context asks for.
+pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
+    let (batch, tok) = (ctx.batch, ctx.tok);
+    let n = batch.items.len();
+    let want_bleu = ctx.wants(Metric::Bleu);
+    let want_rouge = ctx.wants(Metric::RougeL);
+    let variants: Vec<(Metric, Variant)> = [
+        (Metric::CiderD, Variant::CiderD),
+        (Metric::CiderOriginal, Variant::Original),
+    ]
+    .into_iter()
+    .filter(|(m, _)| ctx.wants(*m))
+    .collect();
+    let ngram_metrics = want_bleu || !variants.is_empty();
+    if !ngram_metrics && !want_rouge {
+        return Ok(());
+    }
+    // CIDEr's document frequencies: the batch's references, or a table.
+    let (idf_source, df_label, df_docs) = match ctx.df {
+        DfUse::Batch => (IdfSource::Batch, format!("batch(N={n})"), n),
+        DfUse::Table(t, label) => (
+            IdfSource::Table(t.table),
+            label.to_owned(),
+            t.table.doc_count(),
+        ),
+    };
+
+    // Interned words (split on Unicode whitespace, spec §3.4) for BLEU, CIDEr and ROUGE-L.
+    let words = {
+        let _span = tracing::debug_span!("words").entered();
+        let mut interner = match (&ctx.refs.interned, ctx.df) {
+            (Some(p), _) => p.interner.clone(),
+            (None, DfUse::Table(t, _)) => t.interner.clone(),
+            (None, DfUse::Batch) => Interner::new(),
+        };
+        let total = n + tok.references.iter().map(Vec::len).sum::<usize>();
+        let mut captions = Vec::with_capacity(total);
+        let mut img_start = Vec::with_capacity(n + 1);
+        for i in 0..n {
+            img_start.push(captions.len());
+            captions.push(Caption {
+                text: &tok.candidates[i],
+                ids: None,
+            });
+            let ids = ctx.refs.interned.as_ref().and_then(|p| p.ids.get(i));
+            for (j, r) in tok.references[i].iter().enumerate() {
+                captions.push(Caption {
+                    text: r,
+                    ids: ids.and_then(|v| v.get(j)).map(|w| &**w),
+                });
+            }
+        }
+        img_start.push(captions.len());
+        let grams = ngram_metrics.then_some(idf_source);
+        BatchWords::build(&mut interner, &captions, &img_start, want_rouge, grams)
+    };
+
+    if !variants.is_empty() {
+        let empty = match ctx.df {
+            DfUse::Batch => !words.any_reference_word(),
+            DfUse::Table(t, _) => t.table.is_empty(),
+        };
+        if empty {
+            return Err(InputError::new(
+                ErrorCode::NoReferenceNgrams,
+                "every reference caption of the evaluated images is empty after tokenization: CIDEr has no document frequencies",
+            ));
+        }
+    }
+
+    // Image by image (in parallel over chunks of images); CIDEr vectors are built and used per
+    // image, never all held at once.
+    let _span = tracing::debug_span!("score").entered();
+    let variants_ref = variants.as_slice();
+    let words = &words;
+    let stats: Vec<ImageStats> = (0..words.chunk_count())
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let mut buf = GramBuf::default();
+            let mut index = GramIndex::default();
+            let mut matches = Matches::default();
+            let (mut max_ref, mut wr) = (Vec::new(), Vec::new());
+            let mut vecs: Vec<SentenceVec> = Vec::new();
+            let mut rouge_scratch = rouge::Scratch::default();
+            let mut grams = ngram_metrics.then(|| words.chunk_grams(c));
+            (0..words.chunk_images(c))
+                .map(move |j| {
+                    let mut out = ImageStats::default();
+                    if let Some(grams) = grams.as_mut() {
+                        let image = grams.next_image(&mut buf);
+                        // Every image has its candidate first (built above).
+                        let (cand, refs) = image.split_first().expect("a candidate");
+                        index.rebuild(cand.all().ids);
+                        matches.build(&index, refs.iter().map(|r| r.all().ids));
+                        if want_bleu {
+                            out.bleu =
+                                BleuStats::of_image_matched(cand, refs, &matches, &mut max_ref);
+                        }
+                        if !variants_ref.is_empty() {
+                            vecs.resize_with(image.len(), SentenceVec::default);
+                            for (v, s) in vecs.iter_mut().zip(&image) {
+                                v.fill(s);
+                            }
+                            let (c, r) = vecs[..image.len()].split_first().expect("a candidate");
+                            for (k, &(_, variant)) in variants_ref.iter().enumerate() {
+                                out.cider[k] =
+                                    cider::image_score_matched(variant, c, r, &matches, &mut wr);
+                            }
+                        }
+                    }
+                    if want_rouge {
+                        let mut it = words.rouge_words(c, j);
+                        let cand = it.next().expect("a candidate");
+                        let refs: Vec<&[u32]> = it.collect();
+                        out.rouge = rouge::score_ids(cand, &refs, &mut rouge_scratch);
+                    }
+                    out
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+
+    if want_bleu {
+        let total = bleu::pool(stats.iter().map(|s| &s.bleu));
+        out.aggregate.set_bleu(total.scores());
+        for (row, s) in out.per_image.iter_mut().zip(&stats) {
+            row.set_bleu(s.bleu.scores());
+        }
+        out.bleu_totals = Some((&total).into());
+        out.signature(Metric::Bleu, "bleu:n4,ref=closest,smooth=1e-15/1e-9".into());
+    }
+    if want_rouge {
+        let column: Vec<f64> = stats.iter().map(|s| s.rouge).collect();
+        out.aggregate.rouge_l = Some(numpy_mean(&column));
+        for (row, v) in out.per_image.iter_mut().zip(&column) {
+            row.rouge_l = Some(*v);
+        }
+        out.signature(Metric::RougeL, "rouge_l:beta=1.2".into());
+    }
+    for (k, (metric, variant)) in variants.iter().enumerate() {
+        let column: Vec<f64> = stats.iter().map(|s| s.cider[k]).collect();
+        let mean = Some(numpy_mean(&column));
+        match variant {
+            Variant::CiderD => out.aggregate.cider = mean,
+            Variant::Original => out.aggregate.cider_original = mean,
+        }
+        for (row, v) in out.per_image.iter_mut().zip(&column) {
+            match variant {
+                Variant::CiderD => row.cider = Some(*v),
+                Variant::Original => row.cider_original = Some(*v),
+            }
+        }
+        out.signature(
+            *metric,
+            match variant {
+                Variant::CiderD => format!("cider_d:n4,sigma=6,clip,df={df_label}"),
+                Variant::Original => format!("cider_original:n4,df={df_label}"),
+            },
+        );
+    }
+    if !variants.is_empty() && df_docs == 1 {
+        out.warnings.push(Warning::new(
+            WarningCode::SingleImageCorpus,
+            batch.items.iter().map(|i| i.image_id.raw.clone()).collect(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,540 @@
+//! The report: ONE set of types that both serialize the result (CLI output, API response,
+//! Python) and document it (`ToSchema`: the OpenAPI schemas are derived from these very types,
+//! and a test validates real responses against them).
+//!
+//! Key order is the output contract: `aggregate`, `per_image` (candidate order), `bleu_totals`,
+//! `spice`, `signature`, `warnings`, `tokenized`; inside a score object the metric keys come in
+//! [`Metric`](super::Metric) order. Non-finite numbers (never produced by the metrics) are
+//! written as `null`.
+//!
+//! Must not: compute scores (the steps do), or know about HTTP.
+
+use rayon::prelude::*;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::metrics::bleu::BleuStats;
+use crate::metrics::spice::{Prf, ScoredTuple, SpiceImage};
+
+/// Writes a finite number, or `null`.
+fn finite<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) if x.is_finite() => s.serialize_f64(*x),
+        _ => s.serialize_none(),
+    }
+}
+
+/// An image id: an integer or a string (`1` and `1.0` are the same id; `"1"` is another). It
+/// is echoed exactly as given.
+#[derive(ToSchema)]
+#[allow(dead_code)] // a schema only: ids are carried as the JSON value the caller sent
+#[serde(untagged)]
+pub enum ImageIdSchema {
+    /// A number.
+    Int(i64),
+    /// A string.
+    Str(String),
+}
+
+/// Declares [`Scores`] from one list: field, output key, description.
+macro_rules! score_keys {
+    ($($f:ident => $k:literal, $doc:literal;)*) => {
+        /// Scores by output key (pycocoevalcap's names), only the metrics computed.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, ToSchema)]
+        pub struct Scores {
+            $(
+                #[doc = $doc]
+                #[serde(rename = $k, skip_serializing_if = "Option::is_none", serialize_with = "finite")]
+                pub $f: Option<f64>,
+            )*
+        }
+
+        impl Scores {
+            /// Every output key, in output order.
+            pub const KEYS: &'static [&'static str] = &[$($k,)*];
+
+            /// The computed scores in output order.
+            pub fn entries(&self) -> impl Iterator<Item = (&'static str, f64)> {
+                [$(($k, self.$f),)*]
+                    .into_iter()
+                    .filter_map(|(k, v)| v.map(|v| (k, v)))
+            }
+
+            /// The score under an output key.
+            pub fn get(&self, key: &str) -> Option<f64> {
+                match key {
+                    $($k => self.$f,)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+score_keys! {
+    bleu_1 => "Bleu_1", "BLEU-1.";
+    bleu_2 => "Bleu_2", "BLEU-2.";
+    bleu_3 => "Bleu_3", "BLEU-3.";
+    bleu_4 => "Bleu_4", "BLEU-4.";
+    meteor => "METEOR", "METEOR 1.5 (pycocoevalcap's jar settings).";
+    rouge_l => "ROUGE_L", "ROUGE-L (beta 1.2).";
+    cider => "CIDEr", "CIDEr-D (pycocoevalcap's `CIDEr`).";
+    cider_original => "CIDEr_original", "The original CIDEr of Vedantam et al.";
+    spice => "SPICE", "SPICE (All F; capscore's native parser).";
+}
+
+impl Scores {
+    /// Sets Bleu_1..Bleu_4.
+    pub fn set_bleu(&mut self, v: [f64; 4]) {
+        self.bleu_1 = Some(v[0]);
+        self.bleu_2 = Some(v[1]);
+        self.bleu_3 = Some(v[2]);
+        self.bleu_4 = Some(v[3]);
+    }
+}
+
+/// One image's scores: `image_id` as given, then the scores.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct ImageScores {
+    /// The image id, as given.
+    #[schema(value_type = ImageIdSchema)]
+    pub image_id: Value,
+    /// The scores.
+    #[serde(flatten)]
+    pub scores: Scores,
+}
+
+/// BLEU's pooled statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct BleuTotals {
+    /// Candidate words.
+    pub testlen: u64,
+    /// Closest reference lengths.
+    pub reflen: u64,
+    /// Candidate n-grams per order.
+    pub guess: [u64; 4],
+    /// Clipped matches per order.
+    pub correct: [u64; 4],
+    /// testlen / reflen (with the reference's smoothing).
+    pub ratio: f64,
+}
+
+impl From<&BleuStats> for BleuTotals {
+    fn from(s: &BleuStats) -> BleuTotals {
+        BleuTotals {
+            testlen: s.testlen,
+            reflen: s.reflen,
+            guess: s.guess,
+            correct: s.correct,
+            ratio: s.ratio(),
+        }
+    }
+}
+
+/// Declares [`WarningCode`] from one table: variant, code, meaning.
+macro_rules! warning_codes {
+    ($($(#[$doc:meta])* $v:ident => ($s:literal, $when:literal),)*) => {
+        /// Every stable warning code (`warnings[].code`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ToSchema)]
+        pub enum WarningCode {
+            $($(#[$doc])* #[schema(rename = $s)] $v,)*
+        }
+
+        impl WarningCode {
+            /// Every code, in table order.
+            pub const ALL: &'static [WarningCode] = &[$(WarningCode::$v,)*];
+
+            /// The stable string.
+            pub fn as_str(self) -> &'static str {
+                match self { $(WarningCode::$v => $s,)* }
+            }
+
+            /// What it means (the documentation table).
+            pub fn when(self) -> &'static str {
+                match self { $(WarningCode::$v => $when,)* }
+            }
+        }
+    };
+}
+
+warning_codes! {
+    /// The candidate is empty after tokenization.
+    EmptyCandidate => ("empty_candidate", "candidate is empty after tokenization (scores are mostly 0; ROUGE-L is 1.0 against an empty reference)"),
+    /// A reference is empty after tokenization.
+    EmptyReference => ("empty_reference", "a reference is empty after tokenization"),
+    /// CIDEr over one image is 0 by construction.
+    SingleImageCorpus => ("single_image_corpus", "CIDEr over a one-image corpus is 0 by construction (every n-gram has df = N = 1)"),
+    /// SPICE could not build tuples for an image's caption (an internal failure, scored 0).
+    SpiceConversionFailed => ("spice_conversion_failed", "SPICE could not build the tuples of a caption of these images (internal failure; the caption contributes no tuples)"),
+}
+
+impl Serialize for WarningCode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A non-fatal observation about the input.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Warning {
+    /// Stable code.
+    pub code: WarningCode,
+    /// Explanation.
+    pub message: String,
+    /// The images concerned, as given.
+    #[schema(value_type = Vec<ImageIdSchema>)]
+    pub image_ids: Vec<Value>,
+}
+
+impl Warning {
+    /// A warning with its code's standard message.
+    pub fn new(code: WarningCode, image_ids: Vec<Value>) -> Warning {
+        Warning {
+            code,
+            message: code.when().to_owned(),
+            image_ids,
+        }
+    }
+}
+
+/// One SPICE category: tuple counts and precision, recall, F (null where undefined: the image
+/// has no reference tuples of that category; `All` is never null).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+pub struct SpicePrf {
+    /// Candidate tuples matching some reference tuple.
+    pub tp: i64,
+    /// Candidate tuples minus `tp`.
+    pub fp: i64,
+    /// Reference tuples minus `tp` (can be negative).
+    #[serde(rename = "fn")]
+    pub fn_: i64,
+    /// Precision.
+    pub precision: Option<f64>,
+    /// Recall (can exceed 1).
+    pub recall: Option<f64>,
+    /// F-measure.
+    pub f: Option<f64>,
+}
+
+impl From<Prf> for SpicePrf {
+    fn from(p: Prf) -> SpicePrf {
+        SpicePrf {
+            tp: p.tp,
+            fp: p.fp,
+            fn_: p.fn_,
+            precision: p.precision,
+            recall: p.recall,
+            f: p.f,
+        }
+    }
+}
+
+/// A scene-graph tuple with its match flag (`explain`).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct SpiceTuple {
+    /// Each concept's strings (synonyms merged), in (subject, relation, object) order for
+    /// relations, (object, attribute) for attributes.
+    pub concepts: Vec<Vec<String>>,
+    /// Candidate tuple: matches some reference tuple. Reference tuple: some candidate tuple
+    /// matches it.
+    pub matched: bool,
+}
+
+impl From<&ScoredTuple> for SpiceTuple {
+    fn from(t: &ScoredTuple) -> SpiceTuple {
+        SpiceTuple {
+            concepts: t.concepts.clone(),
+            matched: t.matched,
+        }
+    }
+}
+
+/// Declares the two SPICE category records from one list of SPICE's category names.
+macro_rules! spice_categories {
+    ($($f:ident => $k:literal, $doc:literal;)*) => {
+        /// The seven categories of one image, under SPICE's names.
+        #[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+        pub struct SpiceCategories {
+            $(#[doc = $doc] #[serde(rename = $k)] pub $f: SpicePrf,)*
+        }
+
+        /// Mean F per category over the images where it is defined (null when defined for
+        /// none).
+        #[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+        pub struct SpiceMeans {
+            $(#[doc = $doc] #[serde(rename = $k, serialize_with = "finite")] pub $f: Option<f64>,)*
+        }
+
+        impl SpiceCategories {
+            /// An image's categories.
+            pub fn of(im: &SpiceImage) -> SpiceCategories {
+                SpiceCategories { $($f: im.$f.into(),)* }
+            }
+        }
+
+        impl SpiceMeans {
+            /// Means over `images`; `all` is the corpus score.
+            pub fn of(all: f64, images: &[&SpiceImage]) -> SpiceMeans {
+                let mean = |f: &dyn Fn(&SpiceImage) -> Option<f64>| {
+                    let v: Vec<f64> = images.iter().filter_map(|im| f(im)).collect();
+                    (!v.is_empty()).then(|| crate::metrics::numpy_mean(&v))
+                };
+                let mut out = SpiceMeans { $($f: mean(&|im| im.$f.f),)* };
+                out.all = Some(all).filter(|v| v.is_finite());
+                out
+            }
+        }
+    };
+}
+
+spice_categories! {
+    all => "All", "All tuples (its F is the image's `SPICE`).";
+    object => "Object", "Objects.";
+    attribute => "Attribute", "Attributes.";
+    relation => "Relation", "Relations.";
+    cardinality => "Cardinality", "Counts (attributes `one`..`ten`).";
+    color => "Color", "Colours.";
+    size => "Size", "Sizes.";
+}
+
+/// One image's SPICE details.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct SpiceImageReport {
+    /// The image id as given.
+    #[schema(value_type = ImageIdSchema)]
+    pub image_id: Value,
+    /// Category -> counts and P/R/F.
+    #[serde(flatten)]
+    pub categories: SpiceCategories,
+    /// The candidate's tuples with match flags (with `explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate_tuples: Option<Vec<SpiceTuple>>,
+    /// The merged references' tuples with match flags (with `explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference_tuples: Option<Vec<SpiceTuple>>,
+}
+
+/// SPICE details: per image (output order) the seven categories of spec SPICE §10, and the
+/// mean F of each category over the images where it is defined.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct SpiceReport {
+    /// Mean F per category.
+    pub aggregate: SpiceMeans,
+    /// Per image, in the order given.
+    pub per_image: Vec<SpiceImageReport>,
+}
+
+/// One image's tokenized captions (`--tokenized`), evaluation order.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct TokenizedItem {
+    /// The image id as given.
+    #[schema(value_type = ImageIdSchema)]
+    pub image_id: Value,
+    /// The tokenized candidate.
+    pub candidate: String,
+    /// The tokenized references.
+    pub references: Vec<String>,
+}
+
+/// Facts about a run that are not part of the result (telemetry).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RunStats {
+    /// SPICE reference graphs taken from a dataset's cache.
+    pub spice_cached_graphs: usize,
+    /// Images scored.
+    pub images: usize,
+}
+
+/// The result of scoring a batch: the same keys and numbers from the CLI, the API and Python.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Report {
+    /// Corpus scores.
+    pub aggregate: Scores,
+    /// Per image, in the order the candidates were given.
+    pub per_image: Vec<ImageScores>,
+    /// BLEU's pooled statistics (when BLEU was computed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bleu_totals: Option<BleuTotals>,
+    /// SPICE's categories per image and on average (when SPICE was computed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spice: Option<SpiceReport>,
+    /// Everything that determines the numbers: version, tokenizer, metric variants and
+    /// parameters, the document-frequency source (with a dataset's content hash).
+    pub signature: String,
+    /// Warnings about the input.
+    pub warnings: Vec<Warning>,
+    /// The tokenized captions, evaluation order (CLI `--tokenized`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokenized: Option<Vec<TokenizedItem>>,
+    /// Telemetry facts (not serialized).
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub stats: RunStats,
+}
+
+impl Report {
+    /// The report as a JSON value (same content as its `Serialize` form).
+    pub fn to_json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(self)
+    }
+
+    /// The same text as `serde_json::to_string_pretty(&report)`, with the per-image records
+    /// formatted in parallel (the bulk of a large report).
+    pub fn to_string_pretty(&self) -> Result<String, serde_json::Error> {
+        const PLACEHOLDER: &str = "\"per_image\": []";
+        let outer = serde_json::to_string_pretty(&ReportView(self))?;
+        if self.per_image.is_empty() {
+            return Ok(outer);
+        }
+        // `aggregate` (fixed metric keys) comes first, so the first match is the real one.
+        let Some(at) = outer.find(PLACEHOLDER) else {
+            return serde_json::to_string_pretty(self);
+        };
+        // Each record sits at depth 2, written as serde_json's pretty printer writes it there
+        // (checked by a test): scalars are formatted by serde_json itself.
+        let parts: Vec<String> = self
+            .per_image
+            .par_chunks(256)
+            .map(|chunk| -> Result<String, serde_json::Error> {
+                let mut out = Vec::with_capacity(chunk.len() * 224);
+                for im in chunk {
+                    out.extend_from_slice(b",\n    {\n      \"image_id\": ");
+                    serde_json::to_writer(&mut out, &im.image_id)?;
+                    for (k, v) in im.scores.entries() {
+                        // Output keys are plain ASCII names: nothing to escape.
+                        out.extend_from_slice(b",\n      \"");
+                        out.extend_from_slice(k.as_bytes());
+                        out.extend_from_slice(b"\": ");
+                        serde_json::to_writer(&mut out, &v.is_finite().then_some(v))?;
+                    }
+                    out.extend_from_slice(b"\n    }");
+                }
+                // Only JSON text was written: valid UTF-8.
+                Ok(String::from_utf8_lossy(&out).into_owned())
+            })
+            .collect::<Result<_, _>>()?;
+        let body_len: usize = parts.iter().map(String::len).sum();
+        let mut text = String::with_capacity(outer.len() + body_len + 8);
+        text.push_str(&outer[..at]);
+        text.push_str("\"per_image\": [");
+        for (k, p) in parts.iter().enumerate() {
+            // Every part starts with ",": the very first record starts the array instead.
+            text.push_str(if k == 0 { &p[1..] } else { p });
+        }
+        text.push_str("\n  ]");
+        text.push_str(&outer[at + PLACEHOLDER.len()..]);
+        Ok(text)
+    }
+}
+
+/// A report serialized with an empty `per_image` (for [`Report::to_string_pretty`]).
+struct ReportView<'a>(&'a Report);
+
+impl Serialize for ReportView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.0;
+        // Same fields and attributes as `Report`, per_image empty: borrow everything else.
+        #[derive(Serialize)]
+        struct View<'a> {
+            aggregate: &'a Scores,
+            per_image: [(); 0],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            bleu_totals: &'a Option<BleuTotals>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            spice: &'a Option<SpiceReport>,
+            signature: &'a str,
+            warnings: &'a [Warning],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            tokenized: &'a Option<Vec<TokenizedItem>>,
+        }
+        View {
+            aggregate: &r.aggregate,
+            per_image: [],
+            bleu_totals: &r.bleu_totals,
+            spice: &r.spice,
+            signature: &r.signature,
+            warnings: &r.warnings,
+            tokenized: &r.tokenized,
+        }
+        .serialize(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parallel_pretty_text_equals_serde_json_pretty() {
+        let ids = [
+            json!(1),
+            json!("a \"quoted\"\nid"),
+            json!(2.5),
+            json!(-7),
+            json!("x"),
+        ];
+        for n in [0usize, 1, 2, 255, 256, 257, 600] {
+            for bleu in [false, true] {
+                let per_image: Vec<ImageScores> = (0..n)
+                    .map(|i| ImageScores {
+                        image_id: ids[i % ids.len()].clone(),
+                        scores: Scores {
+                            bleu_1: Some(i as f64 / 7.0),
+                            cider: Some(f64::NAN),
+                            rouge_l: Some(1e-300),
+                            ..Scores::default()
+                        },
+                    })
+                    .collect();
+                let report = Report {
+                    aggregate: Scores {
+                        bleu_1: Some(0.1),
+                        cider: Some(1.0 / 3.0),
+                        ..Scores::default()
+                    },
+                    per_image,
+                    bleu_totals: bleu.then(|| BleuTotals::from(&BleuStats::default())),
+                    spice: None,
+                    signature: "sig\t\"x\"".into(),
+                    warnings: vec![Warning::new(
+                        WarningCode::EmptyCandidate,
+                        vec![json!(1), json!("b")],
+                    )],
+                    tokenized: bleu.then(Vec::new),
+                    stats: RunStats::default(),
+                };
+                assert_eq!(
+                    report.to_string_pretty().unwrap(),
+                    serde_json::to_string_pretty(&report).unwrap()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn score_keys_are_in_metric_order_and_unique() {
+        let mut keys: Vec<&str> = super::super::Metric::ALL
+            .iter()
+            .flat_map(|m| m.keys().iter().copied())
+            .collect();
+        assert_eq!(keys, Scores::KEYS);
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), Scores::KEYS.len());
+    }
+
+    #[test]
+    fn warning_codes_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for c in WarningCode::ALL {
+            assert!(seen.insert(c.as_str()));
+            assert_eq!(
+                serde_json::to_value(c).unwrap(),
+                json!(c.as_str()),
+                "serialized as its code"
+            );
+        }
+    }
+}

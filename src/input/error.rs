@@ -1,0 +1,123 @@
+//! The stable error codes: ONE table ([`error_codes!`]) from which the [`ErrorCode`] enum, its
+//! string, HTTP status and title, and [`ErrorCode::ALL`] derive. The API's problem documents,
+//! the CLI's `error[code]` prefix, the OpenAPI description and the README's table all read it.
+//!
+//! Must not: depend on HTTP crates (statuses are plain numbers here; the server converts).
+
+/// Defines [`ErrorCode`] from one table: `Variant => ("code", status, "Title", "when")`.
+macro_rules! error_codes {
+    ($($(#[$doc:meta])* $v:ident => ($s:literal, $status:literal, $title:literal, $when:literal),)*) => {
+        /// Every stable error code capscore reports (the API's `code`, the CLI's `error[code]`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $($(#[$doc])* $v,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in table order.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$v,)*];
+
+            /// The code as a stable string.
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$v => $s,)* }
+            }
+
+            /// The HTTP status the API answers with.
+            pub fn status(self) -> u16 {
+                match self { $(ErrorCode::$v => $status,)* }
+            }
+
+            /// The short title (RFC 9457 `title`).
+            pub fn title(self) -> &'static str {
+                match self { $(ErrorCode::$v => $title,)* }
+            }
+
+            /// When the code is given (the documentation table).
+            pub fn when(self) -> &'static str {
+                match self { $(ErrorCode::$v => $when,)* }
+            }
+        }
+    };
+}
+
+error_codes! {
+    /// The body or file is not valid JSON (including invalid Unicode escapes).
+    InvalidJson => ("invalid_json", 400, "Malformed JSON", "body is not JSON (or has invalid Unicode, e.g. an unpaired surrogate)"),
+    /// Valid JSON of the wrong shape.
+    InvalidFormat => ("invalid_format", 422, "Wrong shape or types", "wrong shape or types, unknown field, `results` without `dataset`, ..."),
+    /// An image id that is not a number or a string.
+    InvalidImageId => ("invalid_image_id", 422, "Invalid image id", "an id that is not a number or a string"),
+    /// A caption that is not a string.
+    InvalidCaption => ("invalid_caption", 422, "Invalid caption", "a caption that is not a string"),
+    /// A candidate for an image that has no entry among the references.
+    UnknownImageId => ("unknown_image_id", 422, "Unknown image id", "a result for an image not in the references or dataset"),
+    /// Two candidates for one image.
+    DuplicateImageId => ("duplicate_image_id", 422, "Duplicate image id", "two candidates for one image"),
+    /// A candidate whose image has zero references.
+    MissingReferences => ("missing_references", 422, "Missing references", "an item without references (and no dataset)"),
+    /// No candidates at all.
+    EmptyResults => ("empty_results", 422, "Empty batch", "nothing to score"),
+    /// Every reference of every evaluated image is empty: CIDEr has no document frequencies.
+    NoReferenceNgrams => ("no_reference_ngrams", 422, "No reference n-grams", "every reference is empty: CIDEr is undefined"),
+    /// An unknown metric name.
+    UnknownMetric => ("unknown_metric", 422, "Unknown metric", "a metric name capscore does not know (`cider` is ambiguous on purpose)"),
+    /// A limit (caption length, item count, ...) was exceeded.
+    LimitExceeded => ("limit_exceeded", 422, "Limit exceeded", "too many items, references per item, or a caption too long"),
+    /// A requested metric whose resources are not loaded (library and CLI; the server answers
+    /// `resources_not_loaded` before it gets here).
+    MetricUnavailable => ("metric_unavailable", 422, "Metric unavailable", "a metric whose resources are not loaded (library, CLI)"),
+    /// The dataset name is not `[A-Za-z0-9._-]{1,64}`.
+    InvalidDatasetName => ("invalid_dataset_name", 422, "Invalid dataset name", "name outside `[A-Za-z0-9._-]{1,64}`"),
+    /// The request body exceeds the configured size.
+    PayloadTooLarge => ("payload_too_large", 413, "Payload too large", "body over `--max-body-bytes`"),
+    /// No dataset of that name.
+    UnknownDataset => ("unknown_dataset", 404, "Unknown dataset", "no such dataset"),
+    /// No such route.
+    NotFound => ("not_found", 404, "Not found", "no such route"),
+    /// The route exists, but not with this method.
+    MethodNotAllowed => ("method_not_allowed", 405, "Method not allowed", "known route, wrong method"),
+    /// Missing or unknown API key.
+    Unauthorized => ("unauthorized", 401, "Unauthorized", "missing or unknown API key"),
+    /// The key's role may not do this.
+    Forbidden => ("forbidden", 403, "Forbidden", "the key's role may not do this"),
+    /// Too many computations in flight: retry later.
+    Overloaded => ("overloaded", 503, "Overloaded", "too many computations in flight (with `Retry-After`)"),
+    /// A requested metric's resources are not loaded.
+    ResourcesNotLoaded => ("resources_not_loaded", 503, "Resources not loaded", "a requested metric's data is not loaded (names the metric)"),
+    /// The computation took longer than the configured timeout.
+    Timeout => ("timeout", 504, "Timeout", "computation over `--request-timeout`"),
+    /// A bug (a panic in a metric, a failed write): details are in the server log.
+    Internal => ("internal", 500, "Internal error", "a bug or a storage failure; details only in the server log"),
+}
+
+impl ErrorCode {
+    /// The Markdown table of every code (README, "Errors"; a test keeps them equal).
+    pub fn markdown_table() -> String {
+        let mut s = String::from("| code | status | when |\n| --- | --- | --- |\n");
+        for c in ErrorCode::ALL {
+            s.push_str(&format!("| `{}` | {} | {} |\n", c.as_str(), c.status(), c.when()));
+        }
+        s
+    }
+}
+
+/// Bad input: a stable code and a one-line message that names the offending ids or entries.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct InputError {
+    /// Stable code.
+    pub code: ErrorCode,
+    /// Human-readable, one line.
+    pub message: String,
+}
+
+impl InputError {
+    /// A new error.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> InputError {
+        let message: String = message.into();
+        // One line, always: messages quote user data, which may contain line breaks.
+        let message = message.replace(['\n', '\r'], " ");
+        InputError { code, message }
+    }
+}
+

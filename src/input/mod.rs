@@ -1,0 +1,477 @@
+//! Input: image ids, reference sets, candidates and batches ([`Batch`]: items in evaluation
+//! order with their output order), and the joins between them ([`assemble`]). The file formats
+//! live in [`formats`], the stable error codes in [`error`].
+//!
+//! Image ids compare as Python compares them (spec §2.2): the integer `1` and the float `1.0`
+//! are the same id, the string `"1"` is another. In the plain map formats every key is a JSON
+//! string; a key made only of ASCII digits is read as that integer (as the golden tooling
+//! does), so a map of references matches a COCO results file and vice versa. The id is always
+//! reported back exactly as the caller wrote it.
+//!
+//! Must not: read files, know about HTTP or the CLI, or compute metrics.
+
+pub mod error;
+pub mod formats;
+
+pub use error::{ErrorCode, InputError};
+pub use formats::{
+    parse_candidates, parse_candidates_text, parse_json, parse_references, parse_references_text,
+};
+
+use std::fmt;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde_json::Value;
+
+/// How an image id compares with other ids.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ImageKey {
+    /// An integral number (`1` and `1.0` are both `Int(1)`).
+    Int(i128),
+    /// A non-integral number, by its bits.
+    Float(u64),
+    /// A string id.
+    Str(String),
+}
+
+/// An image id: the value as given, and the key it compares by.
+#[derive(Debug, Clone)]
+pub struct ImageId {
+    /// The id exactly as the caller wrote it (echoed in outputs).
+    pub raw: Value,
+    /// Comparison key.
+    pub key: ImageKey,
+}
+
+impl PartialEq for ImageId {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl fmt::Display for ImageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.raw {
+            Value::String(s) => write!(f, "{s:?}"),
+            v => write!(f, "{v}"),
+        }
+    }
+}
+
+impl ImageId {
+    /// An id from a JSON value (a number or a string).
+    pub fn from_value(v: &Value) -> Option<ImageId> {
+        let key = match v {
+            Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    ImageKey::Int(i128::from(i))
+                } else if let Some(u) = n.as_u64() {
+                    ImageKey::Int(i128::from(u))
+                } else {
+                    let f = n.as_f64()?;
+                    if f.fract() == 0.0 && f.abs() < 1.7e38 {
+                        ImageKey::Int(f as i128)
+                    } else {
+                        ImageKey::Float(f.to_bits())
+                    }
+                }
+            }
+            Value::String(s) => ImageKey::Str(s.clone()),
+            _ => return None,
+        };
+        Some(ImageId {
+            raw: v.clone(),
+            key,
+        })
+    }
+
+    /// An id from a key of a plain JSON map: all-digit keys are integers.
+    pub fn from_map_key(k: &str) -> ImageId {
+        let key = if !k.is_empty() && k.len() <= 30 && k.bytes().all(|b| b.is_ascii_digit()) {
+            k.parse::<i128>()
+                .map(ImageKey::Int)
+                .unwrap_or_else(|_| ImageKey::Str(k.to_owned()))
+        } else {
+            ImageKey::Str(k.to_owned())
+        };
+        ImageId {
+            raw: Value::String(k.to_owned()),
+            key,
+        }
+    }
+}
+
+fn list_ids<'a>(ids: impl IntoIterator<Item = &'a ImageId>) -> String {
+    let ids: Vec<&ImageId> = ids.into_iter().collect();
+    let mut s: Vec<String> = ids.iter().take(10).map(|i| i.to_string()).collect();
+    if ids.len() > 10 {
+        s.push(format!("... ({} in all)", ids.len()));
+    }
+    s.join(", ")
+}
+
+/// The references: images in evaluation order with their captions in file order.
+#[derive(Debug, Clone, Default)]
+pub struct References {
+    /// Images in file order, each with its reference captions in file order.
+    pub images: Vec<(ImageId, Vec<String>)>,
+    index: FxHashMap<ImageKey, usize>,
+}
+
+impl References {
+    /// Builds references from `(id, captions)` pairs; a repeated id keeps its first position
+    /// and gathers all captions.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (ImageId, Vec<String>)>) -> References {
+        let mut r = References::default();
+        for (id, caps) in pairs {
+            r.push(id, caps);
+        }
+        r
+    }
+
+    fn push(&mut self, id: ImageId, caps: Vec<String>) {
+        match self.index.get(&id.key) {
+            Some(&i) => self.images[i].1.extend(caps),
+            None => {
+                self.index.insert(id.key.clone(), self.images.len());
+                self.images.push((id, caps));
+            }
+        }
+    }
+
+    /// Position of an image in file order.
+    pub fn position(&self, key: &ImageKey) -> Option<usize> {
+        self.index.get(key).copied()
+    }
+
+    /// Number of images.
+    pub fn len(&self) -> usize {
+        self.images.len()
+    }
+
+    /// True when there is no image.
+    pub fn is_empty(&self) -> bool {
+        self.images.is_empty()
+    }
+
+    /// Total number of reference captions.
+    pub fn caption_count(&self) -> usize {
+        self.images.iter().map(|(_, c)| c.len()).sum()
+    }
+}
+
+/// One candidate caption.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Its image.
+    pub image_id: ImageId,
+    /// The caption text.
+    pub caption: String,
+}
+
+/// One image to score.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// Its id, as given.
+    pub image_id: ImageId,
+    /// Candidate caption (raw text).
+    pub candidate: String,
+    /// Reference captions (raw text, file order).
+    pub references: Vec<String>,
+}
+
+/// A batch to score: items in evaluation order (the order of the reference file, restricted
+/// to images with a candidate, spec §2.3) and, for each output position, the item index (the
+/// order the candidates were given in).
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    /// Items in evaluation order.
+    pub items: Vec<Item>,
+    /// `items[output_order[k]]` is the k-th candidate as given.
+    pub output_order: Vec<usize>,
+}
+
+/// Splits self-contained items (a request's `items`, a test's images) into candidates and the
+/// references they carry, in the order given: scored against those references, the evaluation
+/// order is the order given. Empty batches, duplicate ids and items without references are
+/// errors (the same as [`assemble`]'s).
+pub fn split_items(items: Vec<Item>) -> Result<(Vec<Candidate>, References), InputError> {
+    if items.is_empty() {
+        return Err(InputError::new(
+            ErrorCode::EmptyResults,
+            "no items to score (empty batch)",
+        ));
+    }
+    check_duplicates(items.iter().map(|i| &i.image_id))?;
+    check_references(&items)?;
+    let mut cands = Vec::with_capacity(items.len());
+    let refs = References::from_pairs(items.into_iter().map(|it| {
+        cands.push(Candidate {
+            image_id: it.image_id.clone(),
+            caption: it.candidate,
+        });
+        (it.image_id, it.references)
+    }));
+    Ok((cands, refs))
+}
+
+fn check_duplicates<'a>(ids: impl Iterator<Item = &'a ImageId>) -> Result<(), InputError> {
+    let mut seen: FxHashSet<&ImageKey> = FxHashSet::default();
+    let mut dups: Vec<&ImageId> = Vec::new();
+    for id in ids {
+        if !seen.insert(&id.key) && !dups.iter().any(|d| d.key == id.key) {
+            dups.push(id);
+        }
+    }
+    if dups.is_empty() {
+        Ok(())
+    } else {
+        Err(InputError::new(
+            ErrorCode::DuplicateImageId,
+            format!("more than one candidate for image_id {}", list_ids(dups)),
+        ))
+    }
+}
+
+fn check_references(items: &[Item]) -> Result<(), InputError> {
+    let missing: Vec<&ImageId> = items
+        .iter()
+        .filter(|i| i.references.is_empty())
+        .map(|i| &i.image_id)
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(InputError::new(
+            ErrorCode::MissingReferences,
+            format!("no reference captions for image_id {}", list_ids(missing)),
+        ))
+    }
+}
+
+/// Joins candidates with their references, as COCOEvalCap does with `params['image_id']` set to
+/// the images that have a result.
+pub fn assemble(refs: &References, cands: Vec<Candidate>) -> Result<Batch, InputError> {
+    assemble_with(refs, cands, |pos| refs.images[pos].1.clone())
+}
+
+/// [`assemble`], consuming the references (their captions move into the batch).
+pub fn assemble_owned(refs: References, cands: Vec<Candidate>) -> Result<Batch, InputError> {
+    let References { mut images, index } = refs;
+    let lookup = References {
+        images: Vec::new(),
+        index,
+    };
+    // Candidates are distinct images (checked first), so each image's captions move once.
+    assemble_with(&lookup, cands, |pos| std::mem::take(&mut images[pos].1))
+}
+
+fn assemble_with(
+    refs: &References,
+    cands: Vec<Candidate>,
+    mut captions: impl FnMut(usize) -> Vec<String>,
+) -> Result<Batch, InputError> {
+    if cands.is_empty() {
+        return Err(InputError::new(
+            ErrorCode::EmptyResults,
+            "results: no candidate captions (empty results)",
+        ));
+    }
+    check_duplicates(cands.iter().map(|c| &c.image_id))?;
+    let unknown: Vec<&ImageId> = cands
+        .iter()
+        .filter(|c| refs.position(&c.image_id.key).is_none())
+        .map(|c| &c.image_id)
+        .collect();
+    if !unknown.is_empty() {
+        return Err(InputError::new(
+            ErrorCode::UnknownImageId,
+            format!(
+                "candidates for image_id {} not in the references",
+                list_ids(unknown)
+            ),
+        ));
+    }
+    // Evaluation order: reference-file order of the images that have a candidate.
+    let mut by_pos: Vec<(usize, usize)> = cands
+        .iter()
+        .enumerate()
+        .filter_map(|(k, c)| refs.position(&c.image_id.key).map(|p| (p, k)))
+        .collect();
+    by_pos.sort_unstable();
+    let mut output_order = vec![0usize; cands.len()];
+    let mut slots: Vec<Option<Candidate>> = cands.into_iter().map(Some).collect();
+    let mut items = Vec::with_capacity(by_pos.len());
+    for (eval_idx, &(pos, k)) in by_pos.iter().enumerate() {
+        output_order[k] = eval_idx;
+        if let Some(c) = slots[k].take() {
+            items.push(Item {
+                image_id: c.image_id,
+                candidate: c.caption,
+                references: captions(pos),
+            });
+        }
+    }
+    check_references(&items)?;
+    Ok(Batch {
+        items,
+        output_order,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn coco_files_evaluate_in_annotation_image_order() {
+        let refs = parse_references(&json!({
+            "images": [{"id": 2}, {"id": 1}, {"id": 3}],
+            "annotations": [
+                {"image_id": 1, "id": 10, "caption": "one"},
+                {"image_id": 2, "id": 11, "caption": "two"},
+                {"image_id": 9, "id": 12, "caption": "not listed"}
+            ]
+        }))
+        .unwrap();
+        let cands = parse_candidates(&json!([
+            {"image_id": 1, "caption": "c1"}, {"image_id": 2.0, "caption": "c2"}
+        ]))
+        .unwrap();
+        let b = assemble(&refs, cands).unwrap();
+        assert_eq!(b.items[0].candidate, "c2");
+        assert_eq!(b.items[1].candidate, "c1");
+        assert_eq!(b.output_order, vec![1, 0]);
+        assert_eq!(b.items[0].image_id.raw, json!(2.0));
+    }
+
+    #[test]
+    fn string_and_integer_ids_differ_in_coco_files_but_map_keys_match_integers() {
+        let refs = parse_references(&json!({"images": [{"id": 1}], "annotations": [
+            {"image_id": 1, "caption": "a"}]}))
+        .unwrap();
+        let e = assemble(
+            &refs,
+            parse_candidates(&json!([{"image_id": "1", "caption": "x"}])).unwrap(),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnknownImageId);
+        let b = assemble(&refs, parse_candidates(&json!({"1": "x"})).unwrap()).unwrap();
+        assert_eq!(b.items[0].image_id.raw, json!("1"));
+    }
+
+    /// The parallel fast path for COCO files gives what the general path gives, whatever the
+    /// captions contain and wherever the pieces are cut; when it cannot apply, it steps aside.
+    #[test]
+    fn fast_coco_path_equals_the_general_path() {
+        // JSON string contents (escapes included).
+        let captions = [
+            "a man on a bike",
+            r#"tricky }, {\"image_id\": 5, \"caption\": \"x"#,
+            r#"quote \" },  x"#,
+            r#"brace } , and \\ backslash"#,
+            r#"caf\u00e9 }\n,"#,
+        ];
+        let anns = |n: usize, extra: &str| -> String {
+            (0..n)
+                .map(|i| {
+                    format!(
+                        "{{\"image_id\": {}, \"id\": {i}{extra}, \"caption\": \"{}\"}}",
+                        i % 997,
+                        captions[i % captions.len()]
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(if n % 2 == 0 { ", " } else { ",\n " })
+        };
+        let images = (0..997)
+            .map(|i| format!("{{\"id\": {i}, \"f\": \"x}},{{\"}}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let docs = [
+            format!("{{\"info\": {{\"a\": [1, {{\"b\": \"}},\"}}]}}, \"images\": [{images}], \"annotations\": [{}]}}", anns(20000, "")),
+            format!("{{\"annotations\": [{}], \"images\": [{images}]}}", anns(20001, "")),
+            format!("{{\"images\": [{images}], \"annotations\": [{}]}}", anns(12000, ", \"m\": {\"k\": [1, {\"z\": 1}]}")),
+            format!("{{\"annotations\": [{}]}}", anns(15000, "")),
+            format!("{{\"annotations\" : [ {} ] , \"type\": \"captions\"}}", anns(15000, "")),
+            format!("{{\"images\": [{images}], \"annotations\": []}}"),
+            format!(
+                "{{\"images\": [{}], \"x\": {{\"images\": [1]}}, \"annotations\": [{}]}}",
+                (0..400).map(|i| format!("{{\"id\": {}}}", i * 2)).collect::<Vec<_>>().join(","),
+                anns(20000, "")
+            ),
+            format!("{{\"images\": [{images}], \"annot\\u0061tions\": [{}]}}", anns(9000, "")),
+        ];
+        for (k, doc) in docs.iter().enumerate() {
+            let fast = formats::fast_coco_references(doc).expect("fast path");
+            let slow = parse_references(&parse_json(doc, "x").unwrap()).unwrap();
+            assert_eq!(fast.images.len(), slow.images.len(), "doc {k}");
+            for (a, b) in fast.images.iter().zip(&slow.images) {
+                assert_eq!((&a.0.raw, &a.1), (&b.0.raw, &b.1), "doc {k}");
+            }
+        }
+        // Not COCO-shaped, or invalid: the fast path steps aside.
+        for doc in [
+            format!(
+                "{{\"images\": [{images}], \"annotations\": [{}]}} x",
+                anns(9000, "")
+            ),
+            format!(
+                "{{\"annotations\": [{}], \"annotations\": []}}",
+                anns(9000, "")
+            ),
+            format!(
+                "{{\"annotations\": [{}, {{\"image_id\": 1, \"caption\": 5}}]}}",
+                anns(9000, "")
+            ),
+        ] {
+            assert!(formats::fast_coco_references(&doc).is_none());
+        }
+    }
+
+    #[test]
+    fn bad_inputs_have_codes() {
+        let refs = parse_references(&json!({"1": ["a"], "2": []})).unwrap();
+        let dup = json!([{"image_id": 1, "caption": "x"}, {"image_id": 1, "caption": "y"}]);
+        assert_eq!(
+            assemble(&refs, parse_candidates(&dup).unwrap())
+                .unwrap_err()
+                .code,
+            ErrorCode::DuplicateImageId
+        );
+        let zero = json!([{"image_id": 2, "caption": "x"}]);
+        assert_eq!(
+            assemble(&refs, parse_candidates(&zero).unwrap())
+                .unwrap_err()
+                .code,
+            ErrorCode::MissingReferences
+        );
+        assert_eq!(
+            parse_candidates(&json!([])).unwrap_err().code,
+            ErrorCode::EmptyResults
+        );
+        assert_eq!(
+            parse_candidates(&json!([{"image_id": 1, "caption": 5}]))
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidCaption
+        );
+        assert_eq!(
+            parse_candidates(&json!([{"image_id": 1, "caption": null}]))
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidCaption
+        );
+        assert_eq!(
+            parse_candidates(&json!([{"image_id": true, "caption": "x"}]))
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidImageId
+        );
+        assert_eq!(
+            parse_json("{\"a\": \"\\ud800\"}", "x").unwrap_err().code,
+            ErrorCode::InvalidJson
+        );
+    }
+}

@@ -1,0 +1,133 @@
+//! `capscore serve`'s configuration: one clap struct, every flag also a `CAPSCORE_*`
+//! environment variable, each default defined once (in the clap attributes).
+//!
+//! Must not: start anything.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory, FromArgMatches};
+
+use super::auth;
+use crate::cli::ResourceArgs;
+
+/// Request limits.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Request body size in bytes.
+    pub max_body_bytes: usize,
+    /// Items (or results) per score request.
+    pub max_items: usize,
+    /// References per item.
+    pub max_references: usize,
+    /// Characters per caption.
+    pub max_caption_chars: usize,
+}
+
+/// `capscore serve`: every flag is also a `CAPSCORE_*` environment variable.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "CAPSCORE_ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// Data directory (registered datasets live in DIR/datasets).
+    #[arg(long, env = "CAPSCORE_DATA_DIR", default_value = "./capscore-data")]
+    pub data_dir: PathBuf,
+    /// Maximum request body size in bytes.
+    #[arg(long, env = "CAPSCORE_MAX_BODY_BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// Maximum items (or results) per score request.
+    #[arg(long, env = "CAPSCORE_MAX_ITEMS", default_value_t = 100_000)]
+    pub max_items: usize,
+    /// Maximum references per item.
+    #[arg(long, env = "CAPSCORE_MAX_REFERENCES", default_value_t = 100)]
+    pub max_references: usize,
+    /// Maximum characters per caption.
+    #[arg(long, env = "CAPSCORE_MAX_CAPTION_CHARS", default_value_t = 10_000)]
+    pub max_caption_chars: usize,
+    /// Request timeout in seconds (computation; the whole request gets 5 s more).
+    #[arg(long, env = "CAPSCORE_REQUEST_TIMEOUT", default_value_t = 60.0)]
+    pub request_timeout: f64,
+    /// Computations admitted at once (running or waiting for a worker); more are shed with 503.
+    #[arg(long, env = "CAPSCORE_MAX_CONCURRENT", default_value_t = 64)]
+    pub max_concurrent: usize,
+    /// Requests in flight at once, all routes; more are shed with 503.
+    #[arg(long, env = "CAPSCORE_MAX_REQUESTS", default_value_t = 4096)]
+    pub max_requests: usize,
+    /// Compute threads (0: one per core).
+    #[arg(long, env = "CAPSCORE_THREADS", default_value_t = 0)]
+    pub threads: usize,
+    /// Tokio I/O worker threads (0: one per core).
+    #[arg(long, env = "CAPSCORE_IO_THREADS", default_value_t = 0)]
+    pub io_threads: usize,
+    /// File of API keys, one `ROLE:KEY` per line (roles: score, admin).
+    #[arg(long, env = "CAPSCORE_API_KEYS_FILE")]
+    pub api_keys_file: Option<PathBuf>,
+    /// API keys as comma-separated `ROLE:KEY` entries.
+    #[arg(long, env = "CAPSCORE_API_KEYS", hide_env_values = true)]
+    pub api_keys: Option<String>,
+    /// Serve without API keys on a non-loopback address (otherwise refused).
+    #[arg(long, env = "CAPSCORE_ALLOW_OPEN", default_value_t = false)]
+    pub allow_open: bool,
+    /// Log JSON lines instead of text.
+    #[arg(long, env = "CAPSCORE_LOG_JSON", default_value_t = false)]
+    pub log_json: bool,
+    /// Where METEOR's and SPICE's data live, and whether they may be fetched at start-up.
+    #[command(flatten)]
+    pub resources: ResourceArgs,
+}
+
+impl ServeArgs {
+    /// The defaults (as `capscore serve` with no flags and no environment would use: the
+    /// clap defaults, read from the one definition above), with `data_dir`, offline.
+    pub fn with_data_dir(data_dir: PathBuf) -> ServeArgs {
+        #[derive(clap::Parser)]
+        struct Serve {
+            #[command(flatten)]
+            args: ServeArgs,
+        }
+        // Environment variables are ignored here: defaults only.
+        let cmd = Serve::command().mut_args(|a| a.env(clap::builder::Resettable::Reset));
+        let parsed = cmd
+            .try_get_matches_from(["serve"])
+            .and_then(|m| Serve::from_arg_matches(&m));
+        // The defaults parse by construction (a test checks it).
+        let mut args = match parsed {
+            Ok(s) => s.args,
+            Err(e) => unreachable!("the serve defaults do not parse: {e}"),
+        };
+        args.data_dir = data_dir;
+        args.resources.offline = true;
+        args
+    }
+
+    /// The configured API keys.
+    pub fn keys(&self) -> Result<auth::Keys, auth::KeysError> {
+        let mut keys = auth::Keys::none();
+        if let Some(p) = &self.api_keys_file {
+            let text = std::fs::read_to_string(p).map_err(|e| auth::KeysError::Read {
+                file: p.display().to_string(),
+                msg: e.to_string(),
+            })?;
+            keys.extend(auth::Keys::parse(&text, &p.display().to_string())?);
+        }
+        if let Some(s) = &self.api_keys {
+            keys.extend(auth::Keys::parse(s, "CAPSCORE_API_KEYS")?);
+        }
+        Ok(keys)
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_parse() {
+        let a = ServeArgs::with_data_dir(PathBuf::from("/x"));
+        assert_eq!(a.max_references, 100);
+        assert_eq!(a.data_dir, PathBuf::from("/x"));
+        assert!(a.resources.offline);
+    }
+}

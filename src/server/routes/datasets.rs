@@ -1,0 +1,256 @@
+//! `/v1/datasets`: register, list, describe and delete reference sets.
+//!
+//! Must not: build datasets (the registry does) or score.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::{check_caption, json_response, parse_body, to_json_bytes};
+use crate::dataset::{self, Dataset, PutOutcome};
+use crate::input;
+use crate::server::auth::{AdminRole, ScoreRole};
+use crate::server::error::{ApiError, Problem};
+use crate::server::state::AppState;
+use crate::server::telemetry;
+
+/// A registered dataset.
+#[derive(Serialize, ToSchema)]
+pub struct DatasetInfo {
+    /// Name.
+    pub name: String,
+    /// Number of images.
+    pub images: usize,
+    /// Number of reference captions.
+    pub captions: usize,
+    /// sha256 of the content (image ids and captions in order).
+    pub sha256: String,
+    /// Registration time (RFC 3339, UTC).
+    pub created: String,
+    /// What the registration did: `created`, `replaced` or `unchanged` (PUT only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+}
+
+/// The list of datasets.
+#[derive(Serialize, ToSchema)]
+pub struct DatasetList {
+    /// Datasets by name.
+    pub datasets: Vec<DatasetInfo>,
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// `secs` since the epoch as RFC 3339 UTC.
+fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn info(ds: &Dataset, outcome: Option<PutOutcome>) -> DatasetInfo {
+    DatasetInfo {
+        name: ds.name.clone(),
+        images: ds.image_count(),
+        captions: ds.caption_count(),
+        sha256: ds.sha256.clone(),
+        created: rfc3339(ds.created),
+        outcome: outcome.map(|o| {
+            match o {
+                PutOutcome::Created => "created",
+                PutOutcome::Replaced => "replaced",
+                PutOutcome::Unchanged => "unchanged",
+            }
+            .to_owned()
+        }),
+    }
+}
+
+fn check_name(name: &str) -> Result<(), ApiError> {
+    if dataset::valid_name(name) {
+        Ok(())
+    } else {
+        Err(dataset::DatasetError::InvalidName(name.to_owned()).into())
+    }
+}
+
+/// Register (or replace) a dataset of references.
+///
+/// Body: a COCO captions annotation file, or `{"references": {"<image_id>": ["...", ...]}}`.
+/// The references are tokenized once and the CIDEr document-frequency table and reference
+/// vectors are kept in memory; the dataset is written atomically to the data directory.
+/// Re-registering identical content is a no-op (`outcome: unchanged`).
+#[utoipa::path(
+    put,
+    path = "/v1/datasets/{name}",
+    tag = "datasets",
+    params(("name" = String, Path, description = "Dataset name, `[A-Za-z0-9._-]{1,64}`")),
+    request_body(content = Object, description = "COCO captions annotation file or {\"references\": {...}}"),
+    security((), ("bearer" = [])),
+    responses(
+        (status = 201, description = "Created", body = DatasetInfo),
+        (status = 200, description = "Replaced, or unchanged (identical content)", body = DatasetInfo),
+        (status = 400, description = "Malformed JSON (`invalid_json`)", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or unknown API key (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Needs the admin role (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Bad name (`invalid_dataset_name`) or content (`invalid_format`, `invalid_caption`, `invalid_image_id`, `empty_results`, `limit_exceeded`)", body = Problem, content_type = "application/problem+json"),
+        (status = 500, description = "Storage failure (`internal`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Overloaded (`overloaded`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn put_dataset(
+    State(s): State<AppState>,
+    _role: AdminRole,
+    Path(name): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    check_name(&name)?;
+    let body = body?;
+    let app = s.0.clone();
+    let (outcome, ds) =
+        s.0.compute
+            .run(move || -> Result<_, ApiError> {
+                let v: Value = parse_body(&body, "dataset body")?;
+                let refs = input::parse_references(&v)?;
+                for (id, caps) in &refs.images {
+                    for (j, c) in caps.iter().enumerate() {
+                        check_caption(&app, c, &|| format!("references of image_id {id}, #{j}"))?;
+                    }
+                }
+                Ok(app.datasets.put(&name, refs, now_unix())?)
+            })
+            .await??;
+    telemetry::datasets_loaded(s.0.datasets.len());
+    tracing::info!(dataset = %ds.name, sha256 = %ds.sha256, images = ds.image_count(), ?outcome, "dataset registered");
+    let status = if outcome == PutOutcome::Created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok(json_response(
+        status,
+        to_json_bytes(&info(&ds, Some(outcome)))?,
+    ))
+}
+
+/// List the registered datasets.
+#[utoipa::path(
+    get,
+    path = "/v1/datasets",
+    tag = "datasets",
+    security((), ("bearer" = [])),
+    responses(
+        (status = 200, description = "Datasets", body = DatasetList),
+        (status = 401, description = "Missing or unknown API key (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn list_datasets(
+    State(s): State<AppState>,
+    _role: ScoreRole,
+) -> Result<Response, ApiError> {
+    let list = DatasetList {
+        datasets: s.0.datasets.list().iter().map(|d| info(d, None)).collect(),
+    };
+    Ok(json_response(StatusCode::OK, to_json_bytes(&list)?))
+}
+
+/// Describe one dataset.
+#[utoipa::path(
+    get,
+    path = "/v1/datasets/{name}",
+    tag = "datasets",
+    params(("name" = String, Path, description = "Dataset name")),
+    security((), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The dataset", body = DatasetInfo),
+        (status = 401, description = "Missing or unknown API key (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Unknown dataset (`unknown_dataset`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Bad name (`invalid_dataset_name`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn get_dataset(
+    State(s): State<AppState>,
+    _role: ScoreRole,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    check_name(&name)?;
+    let ds =
+        s.0.datasets
+            .get(&name)
+            .ok_or(dataset::DatasetError::NotFound(name))?;
+    Ok(json_response(
+        StatusCode::OK,
+        to_json_bytes(&info(&ds, None))?,
+    ))
+}
+
+/// Delete a dataset (memory and disk).
+#[utoipa::path(
+    delete,
+    path = "/v1/datasets/{name}",
+    tag = "datasets",
+    params(("name" = String, Path, description = "Dataset name")),
+    security((), ("bearer" = [])),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "Missing or unknown API key (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Needs the admin role (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Unknown dataset (`unknown_dataset`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Bad name (`invalid_dataset_name`)", body = Problem, content_type = "application/problem+json"),
+        (status = 500, description = "Storage failure (`internal`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Overloaded (`overloaded`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn delete_dataset(
+    State(s): State<AppState>,
+    _role: AdminRole,
+    Path(name): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    check_name(&name)?;
+    let app = s.0.clone();
+    s.0.compute
+        .run(move || app.datasets.delete(&name))
+        .await??;
+    telemetry::datasets_loaded(s.0.datasets.len());
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_formats_known_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_798_761_599), "2026-12-31T23:59:59Z");
+    }
+}

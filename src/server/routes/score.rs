@@ -1,0 +1,280 @@
+//! `POST /v1/score`: turns a request into a job (candidates, a reference source, options) and
+//! hands it to [`engine::score`] on the compute pool. The response is the engine's [`Report`].
+//!
+//! Must not: tokenize, assemble or score (the engine does).
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::{caption_of, check_caption, json_response, limit, parse_body};
+
+use crate::engine::report::ImageIdSchema;
+use crate::engine::{self, DfChoice, Metric, Options, ReferenceSource, Report};
+use crate::input::{self, Candidate, ErrorCode, ImageId, InputError, Item, References};
+use crate::server::auth::ScoreRole;
+use crate::server::error::{ApiError, Problem};
+use crate::server::state::{App, AppState};
+use crate::server::telemetry;
+
+/// Where CIDEr's document frequencies come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CiderDf {
+    /// The request's own references (pycocoevalcap's behaviour).
+    #[default]
+    Batch,
+    /// The registered dataset's table: a subset is scored with the whole set's frequencies.
+    Dataset,
+}
+
+/// One image to score.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ItemIn {
+    /// The image id.
+    #[schema(value_type = ImageIdSchema)]
+    pub image_id: Value,
+    /// The candidate caption.
+    #[schema(value_type = String)]
+    pub candidate: Value,
+    /// Reference captions, in order. May be omitted when `dataset` is given (then they come
+    /// from the dataset).
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
+    pub references: Option<Value>,
+}
+
+/// One COCO result (`results` format).
+#[derive(Debug, Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct ResultIn {
+    /// The image id (must be in the dataset).
+    #[schema(value_type = ImageIdSchema)]
+    pub image_id: Value,
+    /// The candidate caption.
+    pub caption: String,
+}
+
+/// `POST /v1/score` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScoreRequest {
+    /// Metrics: `bleu`, `meteor`, `rouge_l`, `cider_d`, `cider_original`, `spice` (default: bleu, meteor, rouge_l, cider_d, less any metric whose resources are not loaded; `spice` only when asked for).
+    #[serde(default)]
+    pub metrics: Option<Vec<Metric>>,
+    /// Images to score, with their references (or without, given `dataset`).
+    #[serde(default)]
+    pub items: Option<Vec<ItemIn>>,
+    /// COCO results `[{"image_id", "caption"}]` (needs `dataset`), instead of `items`.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<ResultIn>>)]
+    pub results: Option<Vec<Value>>,
+    /// A registered dataset supplying references and/or document frequencies.
+    #[serde(default)]
+    pub dataset: Option<String>,
+    /// Document-frequency source for CIDEr (default `batch`).
+    #[serde(default)]
+    pub cider_df: Option<CiderDf>,
+    /// With `spice`: list each image's candidate tuples and merged reference tuples with their
+    /// match flags (`spice.per_image[].candidate_tuples` / `reference_tuples`). Default false;
+    /// no other output changes.
+    #[serde(default)]
+    pub explain: Option<bool>,
+}
+
+/// What a request asks for, as a job for the engine.
+struct Job {
+    candidates: Vec<Candidate>,
+    /// Inline references (from `items`), when the request carries them.
+    inline: Option<References>,
+}
+
+/// Reads `items` (with or without references) or `results`, checking the limits.
+fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiError> {
+    let bad = |m: &str| -> ApiError { InputError::new(ErrorCode::InvalidFormat, m).into() };
+    let lim = &app.limits;
+    let too_many = |n: usize, what: &str| -> Result<(), ApiError> {
+        if n > lim.max_items {
+            return Err(limit(format!(
+                "{n} {what}; at most {} per request (--max-items)",
+                lim.max_items
+            )));
+        }
+        Ok(())
+    };
+    match (req.items, req.results) {
+        (Some(_), Some(_)) => Err(bad("give either \"items\" or \"results\", not both")),
+        (None, None) => Err(bad("missing \"items\" (or \"results\" with a \"dataset\")")),
+        (None, Some(results)) => {
+            if !with_dataset {
+                return Err(bad("\"results\" need a \"dataset\" holding the references"));
+            }
+            too_many(results.len(), "results")?;
+            let candidates = input::parse_candidates(&Value::Array(results))?;
+            for (i, c) in candidates.iter().enumerate() {
+                check_caption(app, &c.caption, &|| format!("results[{i}]"))?;
+            }
+            Ok(Job {
+                candidates,
+                inline: None,
+            })
+        }
+        (Some(items), None) => {
+            too_many(items.len(), "items")?;
+            let with_refs = items.iter().filter(|i| i.references.is_some()).count();
+            if with_refs != 0 && with_refs != items.len() && with_dataset {
+                return Err(bad(
+                    "with a \"dataset\", either every item carries \"references\" or none does",
+                ));
+            }
+            let inline_refs = !with_dataset || with_refs != 0;
+            let mut candidates = Vec::with_capacity(items.len());
+            let mut inline = Vec::with_capacity(if inline_refs { items.len() } else { 0 });
+            for (i, it) in items.into_iter().enumerate() {
+                let image_id = ImageId::from_value(&it.image_id).ok_or_else(|| {
+                    ApiError::from(InputError::new(
+                        ErrorCode::InvalidImageId,
+                        format!("items[{i}].image_id must be a number or a string"),
+                    ))
+                })?;
+                let at = || format!("items[{i}] (image_id {image_id})");
+                let caption = caption_of(&it.candidate, &at)?;
+                check_caption(app, &caption, &at)?;
+                let references = match it.references {
+                    None if with_dataset => {
+                        candidates.push(Candidate { image_id, caption });
+                        continue;
+                    }
+                    None => Vec::new(),
+                    Some(Value::Array(list)) => {
+                        if list.len() > lim.max_references {
+                            return Err(limit(format!(
+                                "{}: {} references; at most {} per item (--max-references)",
+                                at(),
+                                list.len(),
+                                lim.max_references
+                            )));
+                        }
+                        list.iter()
+                            .enumerate()
+                            .map(|(j, r)| {
+                                let at = || format!("items[{i}].references[{j}]");
+                                let s = caption_of(r, &at)?;
+                                check_caption(app, &s, &at)?;
+                                Ok(s)
+                            })
+                            .collect::<Result<Vec<_>, ApiError>>()?
+                    }
+                    Some(_) => {
+                        return Err(bad(&format!(
+                            "{}: \"references\" must be a list of strings",
+                            at()
+                        )))
+                    }
+                };
+                inline.push(Item {
+                    image_id,
+                    candidate: caption,
+                    references,
+                });
+            }
+            if inline_refs {
+                let (candidates, refs) = input::split_items(inline)?;
+                Ok(Job {
+                    candidates,
+                    inline: Some(refs),
+                })
+            } else {
+                Ok(Job {
+                    candidates,
+                    inline: None,
+                })
+            }
+        }
+    }
+}
+
+/// The scoring itself (runs on the compute pool).
+fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+    #[cfg(feature = "test-support")]
+    (app.hook)(body);
+    let req: ScoreRequest = parse_body(body, "request body")?;
+    let metrics = match &req.metrics {
+        Some(list) => Metric::normalize(list.iter().copied().map(Ok))?,
+        None => app.resources.default_metrics(),
+    };
+    app.resources.check(&metrics)?;
+    let cider_df = req.cider_df.unwrap_or_default();
+    let ds = match &req.dataset {
+        Some(name) => Some(app.datasets.named(name)?),
+        None => None,
+    };
+    if cider_df == CiderDf::Dataset && ds.is_none() {
+        return Err(InputError::new(
+            ErrorCode::InvalidFormat,
+            "cider_df \"dataset\" needs a \"dataset\"",
+        )
+        .into());
+    }
+    let explain = req.explain.unwrap_or(false);
+    let job = job_of(app, req, ds.is_some())?;
+    let opts = Options {
+        df: match (cider_df, &ds) {
+            (CiderDf::Dataset, Some(d)) => d.df_table().map_or(DfChoice::Source, DfChoice::Table),
+            _ => DfChoice::Batch,
+        },
+        meteor: app.resources.meteor(),
+        spice: app.resources.spice(),
+        explain,
+        ..Options::new(&metrics)
+    };
+    let report = match (&job.inline, &ds) {
+        (Some(refs), _) => engine::score(job.candidates, refs, &opts)?,
+        (None, Some(d)) => engine::score(job.candidates, &**d, &opts)?,
+        (None, None) => return Err(ApiError::internal("a job without references")),
+    };
+    telemetry::report_scored(&metrics, &report);
+    // The report's own `Serialize` (the same bytes as through `to_json`, key order preserved),
+    // without building a JSON tree first.
+    serde_json::to_vec(&report).map_err(ApiError::internal)
+}
+
+/// Score candidate captions.
+#[utoipa::path(
+    post,
+    path = "/v1/score",
+    tag = "scoring",
+    request_body = ScoreRequest,
+    security((), ("bearer" = [])),
+    responses(
+        (status = 200, description = "Scores (same numbers as the CLI)", body = Report),
+        (status = 400, description = "Malformed JSON (`invalid_json`)", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or unknown API key (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Unknown dataset (`unknown_dataset`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Bad input: `invalid_format`, `invalid_image_id`, `invalid_caption`, `unknown_metric`, `unknown_image_id`, `duplicate_image_id`, `missing_references`, `empty_results`, `no_reference_ngrams`, `limit_exceeded`, `invalid_dataset_name`", body = Problem, content_type = "application/problem+json"),
+        (status = 500, description = "Internal error (`internal`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Overloaded (`overloaded`, with Retry-After) or a metric's resources are not loaded (`resources_not_loaded`, names the metric)", body = Problem, content_type = "application/problem+json"),
+        (status = 504, description = "Computation timed out (`timeout`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn score(
+    State(s): State<AppState>,
+    _role: ScoreRole,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = body?;
+    let app = s.0.clone();
+    let bytes =
+        s.0.compute
+            .run(move || score_blocking(&app, &body))
+            .await??;
+    Ok(json_response(StatusCode::OK, bytes))
+}
+
