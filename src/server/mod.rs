@@ -102,7 +102,7 @@ pub struct ServeArgs {
     pub log_json: bool,
     /// Where METEOR's and SPICE's data live, and whether they may be fetched at start-up.
     #[command(flatten)]
-    pub resources: crate::cli::ResourceArgs,
+    pub resources: crate::resources::ResourceArgs,
 }
 
 impl ServeArgs {
@@ -125,7 +125,7 @@ impl ServeArgs {
             api_keys: None,
             allow_open: false,
             log_json: false,
-            resources: crate::cli::ResourceArgs {
+            resources: crate::resources::ResourceArgs {
                 cache_dir: None,
                 offline: true,
             },
@@ -348,9 +348,7 @@ pub fn run(cfg: ServeArgs) -> Result<(), String> {
     // loaded): fetched on first use unless --offline; without it SPICE answers 503.
     let dir = cfg.resources.dir();
     let mut resources = state::Resources::with_meteor(meteor.clone());
-    if cfg.resources.offline
-        && !(crate::resources::nlp_ready(&dir) && crate::resources::meteor_ready(&dir))
-    {
+    if cfg.resources.offline && !cfg.resources.spice_ready() {
         tracing::warn!(cache = %dir.display(), "SPICE's data is not loaded (offline): SPICE requests get 503");
     } else {
         match cfg.resources.load_spice(meteor) {
@@ -359,10 +357,7 @@ pub fn run(cfg: ServeArgs) -> Result<(), String> {
                 resources = resources.with_spice(Some(Arc::new(sp)));
             }
             Err(e) => {
-                let why = match e {
-                    crate::cli::CliError::Other(m) => m,
-                    e => e.to_string(),
-                };
+                let why = e.to_string();
                 tracing::error!(error = %why, "SPICE unavailable: SPICE requests get 503");
                 resources = resources.mark_missing(crate::engine::Metric::Spice, why);
             }
