@@ -17,7 +17,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::io::Write;
 use std::time::Instant;
 
-use capscore::metrics::meteor::{pooled_score, Meteor};
+use capscore::metrics::meteor::pooled_score;
 use capscore::resources;
 use rayon::prelude::*;
 
@@ -34,7 +34,7 @@ fn main() -> anyhow::Result<()> {
                 .map(std::path::PathBuf::from)
                 .unwrap_or_else(resources::default_cache_dir);
             let t = Instant::now();
-            let rep = resources::fetch(&dir)?;
+            let rep = resources::fetch::meteor(&dir)?;
             eprintln!("{rep:#?}");
             eprintln!("fetch took {:.2}s", t.elapsed().as_secs_f64());
         }
@@ -61,7 +61,7 @@ fn main() -> anyhow::Result<()> {
                 .collect();
             let t_read = t0.elapsed();
             let t1 = Instant::now();
-            let m = Meteor::load(&resources::default_cache_dir())?;
+            let m = resources::load::meteor(&resources::default_cache_dir())?;
             let t_load = t1.elapsed();
             let repeat: usize = args
                 .iter()

@@ -927,14 +927,14 @@ fn main() {
         }
     }
     let cache = capscore::resources::default_cache_dir();
-    let spice = Spice::load_standalone(&cache).unwrap_or_else(|e| {
+    let spice = capscore::resources::load::spice_standalone(&cache).unwrap_or_else(|e| {
         panic!(
             "SPICE resources under {}: {e} (run `capscore fetch`, or set CAPSCORE_CACHE_DIR)",
             cache.display()
         )
     });
     let lemmas = || {
-        let tsv = capscore::resources::read_lemma_exceptions(&cache).expect("lemma exceptions");
+        let tsv = capscore::resources::load::lemma_exceptions(&cache).expect("lemma exceptions");
         Lemmatizer::from_tsv(&tsv).expect("lemma exceptions")
     };
     if let Some(path) = check {

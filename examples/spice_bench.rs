@@ -8,7 +8,6 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use capscore::metrics::meteor::Synonyms;
 use capscore::metrics::spice::{image_score, mean_all_f, SceneGraph, SynsetMemo, Tuple};
 use rayon::prelude::*;
 
@@ -29,9 +28,10 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(2);
-    let dir = capscore::metrics::meteor::resource_dir(&capscore::resources::default_cache_dir());
+    let dir = capscore::resources::default_cache_dir();
     let t = Instant::now();
-    let syn = Synonyms::load(&dir).expect("synonym data (run `capscore fetch`)");
+    let syn =
+        capscore::resources::load::synonyms(&dir).expect("synonym data (run `capscore fetch`)");
     eprintln!("synonym data loaded in {:.3} s", t.elapsed().as_secs_f64());
 
     let path =

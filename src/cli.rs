@@ -10,8 +10,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::engine::{self, Metric, Options, OwnedReferences};
 use crate::input::{self, ErrorCode, InputError};
-use crate::metrics::meteor::Meteor;
-use crate::resources;
+use crate::resources::{self, ResourceArgs, ResourceError};
 use crate::text::ptb;
 
 /// capscore: caption metrics (BLEU, ROUGE-L, CIDEr-D, ...) exactly as pycocoevalcap 1.2 computes them.
@@ -37,41 +36,6 @@ pub enum Command {
     Fetch(FetchArgs),
     /// Run the HTTP service.
     Serve(crate::server::ServeArgs),
-}
-
-/// Where resources live and whether they may be downloaded.
-#[derive(Debug, Clone, Args)]
-pub struct ResourceArgs {
-    /// Cache folder for upstream data (default: the user's cache folder + capscore/).
-    #[arg(long, env = "CAPSCORE_CACHE_DIR")]
-    pub cache_dir: Option<PathBuf>,
-    /// Never download: a metric whose resources are missing is reported, not fetched.
-    #[arg(long, env = "CAPSCORE_OFFLINE")]
-    pub offline: bool,
-}
-
-impl ResourceArgs {
-    /// The cache folder in use.
-    pub fn dir(&self) -> PathBuf {
-        self.cache_dir
-            .clone()
-            .unwrap_or_else(resources::default_cache_dir)
-    }
-
-    /// Loads METEOR, fetching its data first unless offline. `Ok(None)` when offline and the
-    /// cache is empty; an error when the data exists but fails to load or verify, or when the
-    /// download fails.
-    pub fn load_meteor(&self) -> Result<Option<Meteor>, CliError> {
-        let dir = self.dir();
-        let ready = resources::meteor_ready(&dir);
-        if self.offline && !ready {
-            return Ok(None);
-        }
-        self.ensure(ready, "METEOR resources", resources::fetch)?;
-        Meteor::load(&dir)
-            .map(Some)
-            .map_err(|e| CliError::Other(format!("loading METEOR resources: {e}")))
-    }
 }
 
 /// `capscore fetch`.
@@ -156,6 +120,13 @@ pub enum CliError {
     /// Anything else: exit 1.
     #[error("error: {0}")]
     Other(String),
+}
+
+/// A resource that cannot be fetched or loaded: exit 1, its message as it is.
+impl From<ResourceError> for CliError {
+    fn from(e: ResourceError) -> CliError {
+        CliError::Other(e.to_string())
+    }
 }
 
 impl CliError {
@@ -299,13 +270,13 @@ fn labelled(what: &'static str) -> impl Fn(InputError) -> InputError {
 
 fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let dir = a.cache_dir.unwrap_or_else(resources::default_cache_dir);
-    let report =
-        resources::fetch(&dir).map_err(|e| CliError::Other(format!("fetch failed: {e}")))?;
-    resources::verify_meteor(&dir)
+    let report = resources::fetch::meteor(&dir)
+        .map_err(|e| CliError::Other(format!("fetch failed: {e}")))?;
+    resources::load::verify_meteor(&dir)
         .map_err(|e| CliError::Other(format!("verification failed: {e}")))?;
-    let nlp = resources::fetch_nlp(&dir)
+    let nlp = resources::fetch::nlp(&dir)
         .map_err(|e| CliError::Other(format!("fetch of the parser model failed: {e}")))?;
-    let what = |r: &resources::FetchReport| {
+    let what = |r: &resources::fetch::FetchReport| {
         if r.already_present {
             "already present, verified"
         } else if r.downloaded {
@@ -327,72 +298,11 @@ fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     .map_err(|e| CliError::Other(e.to_string()))
 }
 
-impl ResourceArgs {
-    /// Loads SPICE's resources (parser model, lemma exceptions, synonym data), fetching them
-    /// first unless offline; the synonyms of an already loaded METEOR are shared.
-    pub fn load_spice(
-        &self,
-        meteor: Option<std::sync::Arc<Meteor>>,
-    ) -> Result<crate::metrics::spice::Spice, CliError> {
-        let dir = self.dir();
-        let ready = resources::nlp_ready(&dir) && resources::meteor_ready(&dir);
-        self.ensure(ready, "SPICE's resources", |d| {
-            resources::fetch(d)?;
-            resources::fetch_nlp(d)
-        })?;
-        let loaded = match meteor {
-            Some(m) => crate::metrics::spice::Spice::load(&dir, crate::metrics::spice::SynonymSource::Meteor(m)),
-            None => crate::metrics::spice::Spice::load_standalone(&dir),
-        };
-        loaded.map_err(|e| CliError::Other(format!("loading SPICE's resources: {e}")))
-    }
-
-    /// Fetches `what` with `fetch` when it is not `ready`, unless offline (then an error
-    /// naming it).
-    fn ensure(
-        &self,
-        ready: bool,
-        what: &str,
-        fetch: impl FnOnce(&Path) -> Result<resources::FetchReport, resources::ResourceError>,
-    ) -> Result<(), CliError> {
-        if ready {
-            return Ok(());
-        }
-        let dir = self.dir();
-        if self.offline {
-            return Err(CliError::Other(format!(
-                "{what}: not found in {} (offline): run `capscore fetch`",
-                dir.display()
-            )));
-        }
-        eprintln!(
-            "capscore: fetching {what} into {} (first use)",
-            dir.display()
-        );
-        fetch(&dir)
-            .map(|_| ())
-            .map_err(|e| CliError::Other(format!("fetching {what}: {e}")))
-    }
-
-    /// Loads the English parser, fetching its model first unless offline.
-    pub fn load_nlp(&self) -> Result<crate::nlp::Nlp, CliError> {
-        let dir = self.dir();
-        self.ensure(
-            resources::nlp_ready(&dir),
-            "the parser model",
-            resources::fetch_nlp,
-        )?;
-        crate::nlp::Nlp::load(&dir)
-            .map_err(|e| CliError::Other(format!("loading the parser model: {e}")))
-    }
-}
-
 fn parse(a: ParseArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let text = read_lines_input(a.input.as_deref())?;
     let lines = split_lines(&text);
     let nlp = a.resources.load_nlp()?;
-    let lemmas = crate::metrics::spice::load_lemmatizer(&a.resources.dir())
-        .map_err(|e| CliError::Other(format!("loading the lemma exceptions: {e}")))?;
+    let lemmas = a.resources.load_lemmatizer()?;
     let tokenized: Vec<String> = match a.split {
         ParseSplit::Words => Vec::new(),
         ParseSplit::Ptb => ptb::tokenize_stream(&lines),

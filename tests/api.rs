@@ -95,17 +95,21 @@ fn opts(dir: &Path) -> Opts {
 /// SPICE with the fetched parser model and lemma exceptions, sharing METEOR's synonyms (as
 /// `capscore serve` loads it). Fails (never skips) when the data is missing.
 fn spice() -> Arc<capscore::metrics::spice::Spice> {
-    static S: std::sync::OnceLock<Arc<capscore::metrics::spice::Spice>> = std::sync::OnceLock::new();
+    static S: std::sync::OnceLock<Arc<capscore::metrics::spice::Spice>> =
+        std::sync::OnceLock::new();
     S.get_or_init(|| {
         let dir = capscore::resources::default_cache_dir();
         Arc::new(
-            capscore::metrics::spice::Spice::load(&dir, capscore::metrics::spice::SynonymSource::Meteor(meteor()))
-                .unwrap_or_else(|e| {
-                    panic!(
-                        "SPICE data missing in {} ({e}): run `capscore fetch` or scripts/test",
-                        dir.display()
-                    )
-                }),
+            capscore::resources::load::spice(
+                &dir,
+                capscore::metrics::spice::SynonymSource::Meteor(meteor()),
+            )
+            .unwrap_or_else(|e| {
+                panic!(
+                    "SPICE data missing in {} ({e}): run `capscore fetch` or scripts/test",
+                    dir.display()
+                )
+            }),
         )
     })
     .clone()
@@ -118,14 +122,12 @@ fn meteor() -> Arc<capscore::metrics::meteor::Meteor> {
         std::sync::OnceLock::new();
     M.get_or_init(|| {
         let dir = capscore::resources::default_cache_dir();
-        Arc::new(
-            capscore::metrics::meteor::Meteor::load(&dir).unwrap_or_else(|e| {
-                panic!(
-                    "METEOR data missing in {} ({e}): run `capscore fetch` or scripts/test",
-                    dir.display()
-                )
-            }),
-        )
+        Arc::new(capscore::resources::load::meteor(&dir).unwrap_or_else(|e| {
+            panic!(
+                "METEOR data missing in {} ({e}): run `capscore fetch` or scripts/test",
+                dir.display()
+            )
+        }))
     })
     .clone()
 }

@@ -40,14 +40,14 @@ fn meteor() -> &'static Meteor {
     static M: OnceLock<Meteor> = OnceLock::new();
     M.get_or_init(|| {
         let dir = resources::default_cache_dir();
-        if !resources::meteor_ready(&dir) {
+        if !resources::load::meteor_ready(&dir) {
             panic!(
                 "METEOR resources are missing in {}: run `capscore fetch` (or set \
                  CAPSCORE_CACHE_DIR to a cache that has them)",
                 dir.display()
             );
         }
-        Meteor::load(&dir).unwrap_or_else(|e| panic!("loading METEOR resources: {e}"))
+        resources::load::meteor(&dir).unwrap_or_else(|e| panic!("loading METEOR resources: {e}"))
     })
 }
 
@@ -362,21 +362,21 @@ fn fetch_refuses_a_corrupted_wheel() {
     let wheels = tmp.path().join("wheels");
     std::fs::create_dir_all(&wheels).expect("mkdir");
     std::fs::write(wheels.join(resources::WHEEL_NAME), b"not the wheel").expect("write");
-    let opts = resources::FetchOptions {
+    let opts = resources::fetch::FetchOptions {
         wheel_dir: Some(wheels),
         python: PathBuf::from("python3"),
         allow_download: false,
     };
     let cache = tmp.path().join("cache");
-    match resources::fetch_with(&cache, &opts) {
+    match resources::fetch::meteor_with(&cache, &opts) {
         Err(resources::ResourceError::Verify { expected, .. }) => {
             assert_eq!(expected, resources::WHEEL_SHA256)
         }
         other => panic!("expected a verification error, got {other:?}"),
     }
-    assert!(!resources::meteor_ready(&cache));
+    assert!(!resources::load::meteor_ready(&cache));
     // Nothing to load: the error names what is missing.
-    let err = Meteor::load(&cache).expect_err("must fail");
+    let err = resources::load::meteor(&cache).expect_err("must fail");
     assert!(err.to_string().contains("capscore fetch"), "{err}");
 }
 
@@ -384,16 +384,16 @@ fn fetch_refuses_a_corrupted_wheel() {
 fn fetch_is_idempotent_on_a_ready_cache() {
     let dir = resources::default_cache_dir();
     assert!(
-        resources::meteor_ready(&dir),
+        resources::load::meteor_ready(&dir),
         "METEOR resources are missing in {}: run `capscore fetch`",
         dir.display()
     );
-    let opts = resources::FetchOptions {
+    let opts = resources::fetch::FetchOptions {
         wheel_dir: None,
         python: PathBuf::from("/nonexistent/python"),
         allow_download: false,
     };
-    let rep = resources::fetch_with(&dir, &opts).expect("ready cache needs no work");
+    let rep = resources::fetch::meteor_with(&dir, &opts).expect("ready cache needs no work");
     assert!(rep.already_present);
     assert_eq!(rep.files.len(), resources::JAR_FILES.len() + 1);
 }
@@ -430,18 +430,18 @@ fn a_cache_with_a_damaged_file_is_not_ready() {
         serde_json::to_string(&manifest).expect("json"),
     )
     .expect("write");
-    assert!(resources::meteor_ready(tmp.path()));
+    assert!(resources::load::meteor_ready(tmp.path()));
     // Full verification catches the wrong content ...
     assert!(matches!(
-        resources::verify_meteor(tmp.path()),
+        resources::load::verify_meteor(tmp.path()),
         Err(resources::ResourceError::Verify { .. })
     ));
     // ... and a truncated file is not even "ready".
     std::fs::write(dir.join("english.words"), b"").expect("write");
-    assert!(!resources::meteor_ready(tmp.path()));
+    assert!(!resources::load::meteor_ready(tmp.path()));
     // A malformed table is reported, not a panic.
     std::fs::write(dir.join("english.words"), b"x").expect("write");
-    let err = Meteor::load(tmp.path()).expect_err("malformed");
+    let err = resources::load::meteor(tmp.path()).expect_err("malformed");
     assert!(
         matches!(err, resources::ResourceError::Format { .. }),
         "{err}"

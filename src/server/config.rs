@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory, FromArgMatches};
 
 use super::auth;
-use crate::cli::ResourceArgs;
+use crate::resources::ResourceArgs;
 
 /// Request limits.
 #[derive(Debug, Clone)]

@@ -292,9 +292,7 @@ pub fn run(cfg: ServeArgs) -> Result<(), ServerError> {
     // loaded): fetched on first use unless --offline; without it SPICE answers 503.
     let dir = cfg.resources.dir();
     let mut resources = state::Resources::with_meteor(meteor.clone());
-    if cfg.resources.offline
-        && !(crate::resources::nlp_ready(&dir) && crate::resources::meteor_ready(&dir))
-    {
+    if cfg.resources.offline && !cfg.resources.spice_ready() {
         tracing::warn!(cache = %dir.display(), "SPICE's data is not loaded (offline): SPICE requests get 503");
     } else {
         match cfg.resources.load_spice(meteor) {

@@ -52,6 +52,9 @@
 //! module, with the lowest fragmentation the runs of covered words allow) down, and a reference
 //! whose bound is below the best score so far is not
 //! searched (on the benchmark set, 7 searches in 10 are skipped).
+//!
+//! Must not touch the filesystem: the `resources` module reads the cache and builds a scorer
+//! with [`Meteor::from_parts`].
 
 pub mod align;
 pub mod jdouble;
@@ -61,11 +64,8 @@ pub mod pow;
 pub mod synonyms;
 mod table;
 
-use std::path::{Path, PathBuf};
-
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::resources::{self, ResourceError};
 pub use normalize::Normalizer;
 pub use paraphrase::ParaphraseTable;
 pub use synonyms::Synonyms;
@@ -74,13 +74,6 @@ pub use synonyms::Synonyms;
 pub const MAX_CAPTION_BYTES: usize = 64 * 1024;
 /// Most tokens a caption may have after normalisation.
 pub const MAX_TOKENS: usize = align::MAX_LEN;
-
-/// File names inside the METEOR cache folder.
-pub const FUNCTION_WORDS_FILE: &str = "english.words";
-/// See [`FUNCTION_WORDS_FILE`].
-pub const PREFIXES_FILE: &str = "english.prefixes";
-/// See [`FUNCTION_WORDS_FILE`].
-pub const PARAPHRASE_FILE: &str = "paraphrase-en.bin";
 
 /// α, β, γ, δ of task "default" (English).
 const ALPHA: f64 = 0.85;
@@ -154,7 +147,8 @@ struct ThreadWork {
     memo: align::SegmentMemo,
     /// Scratch: (score bound, reference index) per reference.
     order: Vec<(f64, usize)>,
-    /// Beam searches run (see [`Meteor::searches_on_this_thread`]).
+    /// Beam searches run (see `Meteor::searches_on_this_thread`).
+    #[cfg(feature = "test-support")]
     searches: u64,
 }
 
@@ -173,62 +167,7 @@ impl std::fmt::Debug for Meteor {
     }
 }
 
-/// The folder holding the METEOR files inside a cache directory: `dir/meteor` if it exists,
-/// else `dir` itself.
-pub fn resource_dir(dir: &Path) -> PathBuf {
-    let sub = dir.join(resources::METEOR_SUBDIR);
-    if sub.is_dir() {
-        sub
-    } else {
-        dir.to_path_buf()
-    }
-}
-
 impl Meteor {
-    /// Loads the compact cache written by [`resources::fetch`]. `dir` is the cache directory
-    /// (the METEOR files live in its `meteor/` folder) or that folder itself. The error names
-    /// the missing or malformed file.
-    pub fn load(dir: &Path) -> Result<Meteor, ResourceError> {
-        let dir = resource_dir(dir);
-        let prefixes = resources::read_resource(&dir, PREFIXES_FILE)?;
-        let fw_text = resources::read_resource(&dir, FUNCTION_WORDS_FILE)?;
-        let para_path = dir.join(PARAPHRASE_FILE);
-        if !para_path.is_file() {
-            return Err(ResourceError::Missing {
-                what: "METEOR paraphrase table (compact form)".into(),
-                path: para_path,
-            });
-        }
-        let (para, synonyms) = std::thread::scope(|s| {
-            let para = s.spawn(|| -> Result<ParaphraseTable, ResourceError> {
-                let t = std::time::Instant::now();
-                let bytes = std::fs::read(&para_path).map_err(|e| ResourceError::Io {
-                    path: para_path.clone(),
-                    source: e,
-                })?;
-                let read = t.elapsed();
-                let table =
-                    ParaphraseTable::from_bytes(bytes).map_err(|msg| ResourceError::Format {
-                        file: para_path.clone(),
-                        msg,
-                    });
-                tracing::debug!(?read, total = ?t.elapsed(), "METEOR paraphrase table loaded");
-                table
-            });
-            let t = std::time::Instant::now();
-            let syn = Synonyms::load(&dir);
-            tracing::debug!(elapsed = ?t.elapsed(), "METEOR synonyms loaded");
-            let para = para.join().unwrap_or_else(|_| {
-                Err(ResourceError::Format {
-                    file: para_path.clone(),
-                    msg: "loader thread panicked".into(),
-                })
-            });
-            (para, syn)
-        });
-        Ok(Meteor::from_parts(&prefixes, &fw_text, synonyms?, para?))
-    }
-
     /// Builds a scorer from already loaded parts (`english.prefixes` text, `english.words` text).
     pub fn from_parts(
         prefixes_text: &str,
@@ -387,7 +326,10 @@ impl Meteor {
                 let st = SegmentStats {
                     v: align::align_stats(&w.hyp, &rs[k], k, &mut w.memo),
                 };
-                w.searches += 1;
+                #[cfg(feature = "test-support")]
+                {
+                    w.searches += 1;
+                }
                 let sc = st.score();
                 let wins = match best {
                     None => true,
@@ -406,15 +348,16 @@ impl Meteor {
     }
 
     /// How many beam searches [`Meteor::segment_fields`] has run on the calling thread (for
-    /// tests that the score bound skips searches).
-    #[doc(hidden)]
+    /// tests that the score bound skips searches; feature `test-support`).
+    #[cfg(feature = "test-support")]
     pub fn searches_on_this_thread() -> u64 {
         WORK.with(|cell| cell.borrow().searches)
     }
 
     /// Every reference's score bound (what [`Meteor::segment_fields`] uses to skip searches)
-    /// and statistics, all searched, in reference order. For tests of the bound.
-    #[doc(hidden)]
+    /// and statistics, all searched, in reference order. For tests of the bound (feature
+    /// `test-support`).
+    #[cfg(feature = "test-support")]
     pub fn reference_bounds(
         &self,
         hyp: &str,

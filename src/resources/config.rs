@@ -1,0 +1,116 @@
+//! [`ResourceArgs`]: where the resource cache is and whether it may be filled on first use, as
+//! `capscore score`/`parse`/`serve` take it (flags and environment), with the
+//! fetch-if-needed-then-load helpers both the CLI and the server call.
+//!
+//! Must not: import the CLI or the server (both import this), or map errors to exit codes or
+//! HTTP statuses (callers do).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::Args;
+
+use super::{fetch, load, ResourceError};
+use crate::metrics::meteor::Meteor;
+use crate::metrics::spice::{Spice, SynonymSource};
+use crate::nlp::lemma::Lemmatizer;
+use crate::nlp::Nlp;
+
+/// Where resources live and whether they may be downloaded.
+#[derive(Debug, Clone, Args)]
+pub struct ResourceArgs {
+    /// Cache folder for upstream data (default: the user's cache folder + capscore/).
+    #[arg(long, env = "CAPSCORE_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Never download: a metric whose resources are missing is reported, not fetched.
+    #[arg(long, env = "CAPSCORE_OFFLINE")]
+    pub offline: bool,
+}
+
+impl ResourceArgs {
+    /// The cache folder in use.
+    pub fn dir(&self) -> PathBuf {
+        self.cache_dir
+            .clone()
+            .unwrap_or_else(super::default_cache_dir)
+    }
+
+    /// Loads METEOR, fetching its data first unless offline. `Ok(None)` when offline and the
+    /// cache is empty; an error when the data exists but fails to load or verify, or when the
+    /// download fails.
+    pub fn load_meteor(&self) -> Result<Option<Meteor>, ResourceError> {
+        let dir = self.dir();
+        let ready = load::meteor_ready(&dir);
+        if self.offline && !ready {
+            return Ok(None);
+        }
+        self.ensure(ready, "METEOR resources", fetch::meteor)?;
+        load::meteor(&dir)
+            .map(Some)
+            .map_err(ResourceError::loading("METEOR resources"))
+    }
+
+    /// True when SPICE's resources (parser model and METEOR's data) are in the cache.
+    pub fn spice_ready(&self) -> bool {
+        let dir = self.dir();
+        load::nlp_ready(&dir) && load::meteor_ready(&dir)
+    }
+
+    /// Loads SPICE's resources (parser model, lemma exceptions, synonym data), fetching them
+    /// first unless offline; the synonyms of an already loaded METEOR are shared.
+    pub fn load_spice(&self, meteor: Option<Arc<Meteor>>) -> Result<Spice, ResourceError> {
+        let dir = self.dir();
+        self.ensure(self.spice_ready(), "SPICE's resources", |d| {
+            fetch::meteor(d)?;
+            fetch::nlp(d)
+        })?;
+        let loaded = match meteor {
+            Some(m) => load::spice(&dir, SynonymSource::Meteor(m)),
+            None => load::spice_standalone(&dir),
+        };
+        loaded.map_err(ResourceError::loading("SPICE's resources"))
+    }
+
+    /// Loads the English parser, fetching its model first unless offline.
+    pub fn load_nlp(&self) -> Result<Nlp, ResourceError> {
+        let dir = self.dir();
+        self.ensure(load::nlp_ready(&dir), "the parser model", fetch::nlp)?;
+        load::nlp(&dir).map_err(ResourceError::loading("the parser model"))
+    }
+
+    /// Loads the lemmatizer's exception lists (fetched with the parser model: call
+    /// [`ResourceArgs::load_nlp`] first).
+    pub fn load_lemmatizer(&self) -> Result<Lemmatizer, ResourceError> {
+        load::lemmatizer(&self.dir()).map_err(ResourceError::loading("the lemma exceptions"))
+    }
+
+    /// Fetches `what` with `fetch` when it is not `ready`, unless offline (then an error
+    /// naming it).
+    fn ensure(
+        &self,
+        ready: bool,
+        what: &str,
+        fetch: impl FnOnce(&Path) -> Result<fetch::FetchReport, ResourceError>,
+    ) -> Result<(), ResourceError> {
+        if ready {
+            return Ok(());
+        }
+        let dir = self.dir();
+        if self.offline {
+            return Err(ResourceError::Offline {
+                what: what.into(),
+                dir,
+            });
+        }
+        eprintln!(
+            "capscore: fetching {what} into {} (first use)",
+            dir.display()
+        );
+        fetch(&dir)
+            .map(|_| ())
+            .map_err(|e| ResourceError::Fetching {
+                what: what.into(),
+                source: Box::new(e),
+            })
+    }
+}
