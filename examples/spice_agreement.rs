@@ -37,12 +37,12 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use capscore::metrics::spice::convert::{convert, SpacyToken};
-use capscore::nlp::lemma::Lemmatizer;
+use capscore::metrics::spice::Spice;
 use capscore::metrics::spice::{
     tuples_of, GraphTuple, SceneGraph, SpiceImage, Tuple, CARDINALITY_WORDS, COLOR_WORDS,
     SIZE_WORDS,
 };
-use capscore::metrics::spice::Spice;
+use capscore::nlp::lemma::Lemmatizer;
 use serde_json::{json, Value};
 
 /// Official mean F over the Flickr8k-Expert items (golden README).
@@ -834,7 +834,10 @@ pub fn report(r: &FormResult) -> String {
         "Visual Genome phrases ({}; official parser output, merged within each phrase): tuples by category\n",
         vg.phrases
     );
-    s += &format!("  {:<12} {:>6} {:>9} {:>7}\n", "category", "ours", "official", "bias");
+    s += &format!(
+        "  {:<12} {:>6} {:>9} {:>7}\n",
+        "category", "ours", "official", "bias"
+    );
     for (name, o, g) in &vg.categories {
         s += &format!(
             "  {name:<12} {o:>6} {g:>9} {:>7}\n",
@@ -1077,7 +1080,9 @@ fn write_oracle_input(fx: &Fixtures, form: Form, spice: &Spice, path: &str) {
     let (mut items, mut ours) = (Vec::new(), String::new());
     for (i, (row, cand)) in fx.flickr.iter().zip(&cand_tuples).enumerate() {
         let refs: Vec<Vec<Tuple>> = ref_tuples.by_ref().take(row.refs.len()).collect();
-        let graph = spice.reference_graphs(std::slice::from_ref(&refs)).remove(0);
+        let graph = spice
+            .reference_graphs(std::slice::from_ref(&refs))
+            .remove(0);
         let s = spice.score_one(cand, &graph, false);
         ours += &format!("[{}, {}, {}]\n", s.all.tp, s.all.fp, s.all.fn_);
         let list = |ts: &[Tuple]| ts.iter().map(|t| t.0.clone()).collect::<Vec<_>>();

@@ -7,8 +7,8 @@
 use std::collections::BTreeSet;
 
 use capscore::metrics::spice::convert::{convert, SpacyToken};
-use capscore::nlp::lemma::Lemmatizer;
 use capscore::metrics::spice::{tuples_of, ParsedSentence};
+use capscore::nlp::lemma::Lemmatizer;
 
 /// A small exception list: structure tests do not need the cache.
 fn lemmas() -> Lemmatizer {

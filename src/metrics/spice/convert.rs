@@ -20,8 +20,8 @@
 //! Tokens keep their sentence positions (punctuation stays in the token list, outside the
 //! graph); lemmas come from [`Lemmatizer`] (Morpha behaviour, §6).
 
-use crate::nlp::lemma::Lemmatizer;
 use super::sentence::{Dependency, ParsedSentence, Token};
+use crate::nlp::lemma::Lemmatizer;
 
 /// One token of a spaCy parse of a whole caption.
 #[derive(Debug, Clone, PartialEq, Eq)]
