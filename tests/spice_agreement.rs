@@ -3,11 +3,13 @@
 //! computation as `examples/spice_agreement.rs` (compiled in below) and
 //! `scripts/spice-agreement`.
 //!
-//! Targets, for both input forms (pycocoevalcap-tokenized `ptb`, as `capscore score` feeds
-//! SPICE, and whitespace-split `raw`) on the 2,808 Flickr8k-Expert items: Pearson r of
-//! per-item F against the official F ≥ 0.95, |mean F − official mean F| ≤ 0.005, Kendall
-//! tau-c against the 8,424 expert ratings ≥ the official F's tau-c (recomputed from the
-//! fixture: 0.4469). Needs the fetched resources (parser model, lemma exceptions, METEOR's
+//! Targets (issue 17), for both input forms (pycocoevalcap-tokenized `ptb`, as `capscore
+//! score` feeds SPICE, and whitespace-split `raw`) on the 2,808 Flickr8k-Expert items: Pearson
+//! r of per-item F against the official F ≥ 0.97 (`ptb`: ≥ 0.96), |mean F − official mean F|
+//! ≤ 0.002, Kendall tau-c against the 8,424 expert ratings ≥ the official F's tau-c
+//! (recomputed from the fixture: 0.4469), mean candidate and merged-reference tuple counts
+//! within 1% of the official counts, and at least 76% of the items with the official
+//! candidate tuple count (see `agreement::missed_targets`). Needs the fetched resources (parser model, lemma exceptions, METEOR's
 //! synonym data; `capscore fetch`, `$CAPSCORE_CACHE_DIR`) and fails when they are missing.
 //! `cargo test --release --test spice_agreement -- --nocapture` prints the README table.
 
@@ -62,13 +64,17 @@ fn native_spice_meets_the_agreement_targets() {
             r.form.name(),
             missed.join("; ")
         );
-        // Regression floors for the parser front end (measured: 0.78–0.82).
-        for (what, pr) in [
-            ("relations", &r.vg.relations),
-            ("attributes", &r.vg.attributes),
+        // Regression floors for the parser front end on the Visual Genome phrases (measured:
+        // relations P 0.65 R 0.81, attributes 0.78-0.79). Relation precision is low because
+        // the phrase file shows no relation for most participle fragments (`a woman sitting
+        // on a bench`), where the Flickr8k-Expert counts and the COCO demo score need one
+        // (issue 17; `convert::pcfg_shapes`).
+        for (what, pr, min_p) in [
+            ("relations", &r.vg.relations, 0.62),
+            ("attributes", &r.vg.attributes, 0.75),
         ] {
             assert!(
-                pr.precision() >= 0.75 && pr.recall() >= 0.75,
+                pr.precision() >= min_p && pr.recall() >= 0.75,
                 "{} form, VG {what}: P {:.3} R {:.3}",
                 r.form.name(),
                 pr.precision(),
