@@ -98,15 +98,17 @@ fn slow_tokenize(caption: &str, next: Option<&str>) -> String {
 
 /// `ABBR_KEEP`, `ABBR_SENT` and `ABBR_NUM` together, sorted (checked by a unit test).
 const ABBR_ALL_SORTED: &[&str] = &[
-    "adj", "adm", "al", "ala", "apr", "ariz", "ark", "art", "aug", "ave", "blvd", "bros", "ca",
-    "calif", "capt", "cf", "cmdr", "co", "col", "colo", "comdr", "conn", "corp", "cos", "cpl",
-    "ct", "dak", "dec", "del", "dept", "det", "dr", "esq", "est", "etc", "ext", "feb", "fig",
-    "figs", "fla", "fri", "ft", "ga", "gen", "gov", "hon", "ill", "inc", "ind", "insp", "jan",
-    "jos", "jr", "jul", "jun", "kan", "kans", "ky", "la", "lt", "ltd", "maj", "mar", "mass", "md",
-    "messrs", "mich", "minn", "miss", "mo", "mon", "mont", "mr", "mrs", "ms", "mt", "neb", "nev",
-    "no", "nov", "oct", "okla", "op", "ore", "pa", "penn", "ph", "pp", "prof", "prop", "pvt", "rd",
-    "rep", "rev", "sen", "sep", "sept", "sgt", "sr", "st", "supt", "tenn", "tex", "thu", "thurs",
-    "tue", "tues", "va", "vs", "vt", "wash", "wed", "wis", "wisc", "wyo",
+    "adj", "adm", "adv", "al", "ala", "apr", "ariz", "ark", "art", "aug", "ave", "bhd", "blvd",
+    "bros", "ca", "calif", "capt", "cf", "cie", "cmdr", "co", "col", "colo", "comdr", "conn",
+    "corp", "cos", "cpl", "ct", "dak", "dec", "del", "dept", "det", "dr", "drs", "ens", "esq",
+    "est", "etc", "ext", "feb", "fig", "figs", "fla", "fri", "ft", "ga", "gen", "gov", "hon",
+    "ill", "inc", "ind", "insp", "jan", "jos", "jr", "jul", "jun", "kan", "kans", "ky", "la", "lt",
+    "ltd", "maj", "mar", "mass", "md", "messrs", "mfg", "mich", "minn", "miss", "mme", "mo", "mon",
+    "mont", "mr", "mrs", "ms", "mt", "mtg", "neb", "nev", "no", "nos", "nov", "oct", "okla", "op",
+    "ore", "pa", "penn", "pfc", "ph", "ph.d", "plc", "pp", "prof", "prop", "pte", "pty", "pvt",
+    "rd", "rep", "rev", "rt", "sen", "sep", "sept", "seq", "sfc", "sgt", "spc", "sq", "sr", "st",
+    "ste", "supt", "sys", "tel", "tenn", "tex", "thu", "thurs", "tue", "tues", "va", "vs", "vt",
+    "wash", "wed", "wis", "wisc", "wm", "wyo",
 ];
 
 /// Abbreviations whose trailing period the scanner may treat specially (all lists), any case.
@@ -336,6 +338,7 @@ pub fn ptb_line(caption: &str, next: Option<&str>) -> String {
         buf: &buf,
         end,
         out: String::with_capacity(line.len() + 8),
+        no_at_before: 0,
     };
     lx.run();
     lx.out
@@ -456,28 +459,41 @@ const SENT_START: &[&str] = &[
 
 /// Abbreviations that always keep their period.
 const ABBR_KEEP: &[&str] = &[
-    "adj", "adm", "ave", "capt", "cf", "cmdr", "col", "comdr", "cpl", "dept", "det", "dr", "ft",
-    "gen", "gov", "hon", "insp", "jos", "lt", "maj", "messrs", "mr", "mrs", "ms", "mt", "ph",
-    "prof", "pvt", "rep", "rev", "sen", "sgt", "st", "supt", "vs",
+    "adj", "adm", "adv", "ave", "capt", "cf", "cie", "cmdr", "col", "comdr", "cpl", "dept", "det",
+    "dr", "drs", "ens", "ft", "gen", "gov", "hon", "insp", "jos", "lt", "maj", "messrs", "mfg",
+    "mme", "mr", "mrs", "ms", "mt", "mtg", "pfc", "ph", "prof", "pvt", "rep", "rev", "sen", "sfc",
+    "sgt", "spc", "st", "ste", "supt", "vs", "wm",
 ];
 
 /// Abbreviations that keep their period and get an extra `.` token at a sentence end.
 /// Entries are matched against the lower-cased word; `CAP_ONLY` ones need a capital.
 const ABBR_SENT: &[&str] = &[
-    "al", "ala", "apr", "ariz", "aug", "blvd", "bros", "calif", "co", "colo", "conn", "corp",
-    "cos", "ct", "dak", "dec", "esq", "est", "etc", "ext", "feb", "fla", "fri", "ga", "inc", "ind",
-    "jan", "jr", "jul", "jun", "kan", "kans", "ky", "ltd", "mar", "md", "mich", "minn", "mo",
-    "mon", "mont", "neb", "nev", "nov", "oct", "okla", "penn", "rd", "sep", "sept", "sr", "tenn",
-    "thu", "thurs", "tue", "tues", "va", "vt", "wed", "wis", "wisc", "wyo", "ark", "del", "ill",
-    "la", "mass", "miss", "ore", "pa", "tex", "wash",
+    "al", "ala", "apr", "ariz", "ark", "aug", "bhd", "blvd", "bros", "calif", "co", "colo", "conn",
+    "corp", "cos", "ct", "dak", "dec", "del", "esq", "est", "etc", "ext", "feb", "fla", "fri",
+    "ga", "ill", "inc", "ind", "jan", "jr", "jul", "jun", "kan", "kans", "ky", "la", "ltd", "mar",
+    "mass", "md", "mich", "minn", "miss", "mo", "mon", "mont", "neb", "nev", "nov", "oct", "okla",
+    "ore", "pa", "penn", "ph.d", "plc", "pte", "pty", "rd", "rt", "sep", "sept", "seq", "sq", "sr",
+    "sys", "tel", "tenn", "tex", "thu", "thurs", "tue", "tues", "va", "vt", "wash", "wed", "wis",
+    "wisc", "wyo",
 ];
 const CAP_ONLY: &[&str] = &[
     "ark", "del", "ill", "la", "mass", "miss", "ore", "pa", "tex", "wash",
 ];
 
 /// Abbreviations that keep their period only before a number.
-const ABBR_NUM: &[&str] = &["art", "ca", "fig", "figs", "no", "op", "pp", "prop"];
+const ABBR_NUM: &[&str] = &["art", "ca", "fig", "figs", "no", "nos", "op", "pp", "prop"];
 
+/// A listed abbreviation whose period stays on it even directly before a letter.
+fn breaks_before_letter(w: &[char]) -> bool {
+    if w.len() > 6 || !w.iter().all(char::is_ascii_alphabetic) {
+        return false;
+    }
+    let lw: String = w.iter().map(|c| c.to_ascii_lowercase()).collect();
+    (ABBR_KEEP.contains(&lw.as_str()) || ABBR_SENT.contains(&lw.as_str()))
+        && !(CAP_ONLY.contains(&lw.as_str()) && w[0].is_ascii_lowercase())
+}
+
+#[allow(dead_code)]
 fn word_case_ok(w: &str) -> bool {
     // lower, Capitalised or UPPER only
     let mut cs = w.chars();
@@ -557,6 +573,17 @@ struct Lexer<'a> {
     buf: &'a [char],
     end: usize,
     out: String,
+    /// No `@` before the next e-mail terminator for starts before this position.
+    no_at_before: usize,
+}
+
+/// Characters that end an e-mail-like token (observed: most other characters, including
+/// symbols, zero-width and most Unicode spaces, stay inside).
+fn is_email_stop(c: char) -> bool {
+    matches!(
+        c,
+        ' ' | '\t' | '\n' | '\u{A0}' | '"' | '(' | ')' | '<' | '>' | '{' | '}' | '|'
+    )
 }
 
 impl Lexer<'_> {
@@ -606,8 +633,18 @@ impl Lexer<'_> {
         if is_wordish(c) && !is_hyph2(c) {
             return self.word(i);
         }
+        if matches!(c, ':' | ';' | '=' | '<' | '>') && self.emoticon_at(i) {
+            if let Some(n) = self.emoticon(i) {
+                return n;
+            }
+        }
         match c {
             '-' | '+' if next.is_some_and(is_digit) => return self.word(i),
+            '-' | '+'
+                if next == Some('.') && self.at(i + 2).is_some_and(|d| d.is_ascii_digit()) =>
+            {
+                return self.word(i)
+            }
             '.' | ',' | ':' if next.is_some_and(is_digit) => return self.word(i),
             '(' => {
                 if let Some(n) = self.phone(i) {
@@ -628,6 +665,11 @@ impl Lexer<'_> {
         }
         match c {
             '<' => {
+                if let Some(n) = self.email(i) {
+                    let t = self.buf[i..i + n].to_vec();
+                    self.emit_lower(&t);
+                    return i + n;
+                }
                 if let Some(n) = sgml_len(self.buf, i, self.end) {
                     let t = self.buf[i..i + n].to_vec();
                     self.emit_lower(&t);
@@ -637,13 +679,9 @@ impl Lexer<'_> {
                 self.emit(&"<".repeat(n));
                 i + n
             }
-            '>' | '*' | '`' => {
+            '>' | '*' => {
                 let n = self.run_len(i, c);
-                if c == '`' {
-                    self.emit(if n == 1 { "`" } else { "``" });
-                } else {
-                    self.emit(&c.to_string().repeat(n));
-                }
+                self.emit(&c.to_string().repeat(n));
                 i + n
             }
             '\'' => {
@@ -653,14 +691,19 @@ impl Lexer<'_> {
                 } else if let Some(k) = self.apos_word(i) {
                     return k;
                 } else {
+                    // Observed: opening only before an ASCII letter that is not the last
+                    // character before whitespace or the end of the line.
                     let prev_ok = i == 0 || is_space(self.buf[i - 1]) || !is_alnum(self.buf[i - 1]);
-                    let opening = next.is_some_and(|n| !is_space(n) && n != '\'') && prev_ok;
+                    let opening = next.is_some_and(|n| n.is_ascii_alphabetic())
+                        && self.at(i + 2).is_some_and(|n| !is_space(n))
+                        && prev_ok;
                     self.emit(if opening { "`" } else { "'" });
                 }
                 i + n
             }
             '"' => {
-                let opening = next.is_some_and(|n| !is_space(n));
+                // Observed: opening only before an ASCII letter or digit or `$`.
+                let opening = next.is_some_and(|n| n.is_ascii_alphanumeric() || n == '$');
                 self.emit(if opening { "``" } else { "''" });
                 i + 1
             }
@@ -685,6 +728,11 @@ impl Lexer<'_> {
                 }
                 i + n
             }
+            '.' if self.run_len(i, '.') == 2
+                && self.at(i + 2).is_some_and(|d| d.is_ascii_digit()) =>
+            {
+                self.one(i, ".")
+            }
             '.' => {
                 let n = self.run_len(i, '.');
                 let mut k = 0;
@@ -708,15 +756,45 @@ impl Lexer<'_> {
                 j
             }
             '&' => self.amp(i),
-            '@' if next.is_some_and(is_letter) => self.word(i),
-            '#' if next.is_some_and(is_letter) => self.word(i),
+            '@' if next.is_some_and(|n| n.is_ascii_alphabetic() || n == '_') => {
+                // @handle: ASCII letters, digits and underscores.
+                let mut j = i + 1;
+                while j < self.end && (self.buf[j].is_ascii_alphanumeric() || self.buf[j] == '_') {
+                    j += 1;
+                }
+                let t = self.buf[i..j].to_vec();
+                self.emit_lower(&t);
+                j
+            }
+            '#' if next.is_some_and(is_letter) => {
+                // #hashtag: letters only.
+                let mut j = i + 1;
+                while j < self.end && is_letter(self.buf[j]) {
+                    j += 1;
+                }
+                let t = self.buf[i..j].to_vec();
+                self.emit_lower(&t);
+                j
+            }
             '\u{AD}' => self.one(i, "-"),
             '\u{80}' | '\u{A4}' | '\u{20A0}' | '\u{20AC}' => self.one(i, "$"),
             '\u{85}' | '\u{2026}' => self.one(i, "..."),
-            '\u{91}' | '\u{2018}' | '\u{201B}' | '\u{2039}' => self.one(i, "`"),
-            '\u{92}' | '\u{2019}' | '\u{203A}' => self.one(i, "'"),
-            '\u{93}' | '\u{201C}' | '\u{AB}' => self.one(i, "``"),
-            '\u{94}' | '\u{201D}' | '\u{BB}' => self.one(i, "''"),
+            _ if quote_map(c).is_some() => {
+                if matches!(c, '\u{2019}' | '\u{92}') {
+                    if let Some(k) = self.curly_apos(i) {
+                        return k;
+                    }
+                }
+                // Observed: a run of these quote characters is one token.
+                let mut t = String::new();
+                let mut j = i;
+                while let Some(m) = self.at(j).and_then(quote_map) {
+                    t.push_str(m);
+                    j += 1;
+                }
+                self.emit(&t);
+                j
+            }
             '\u{96}' | '\u{97}' | '\u{2013}' | '\u{2014}' | '\u{2015}' => self.one(i, "--"),
             '\u{A2}' => self.one(i, "cents"),
             '\u{A3}' => self.one(i, "#"),
@@ -739,7 +817,7 @@ impl Lexer<'_> {
                 self.emit(&t);
                 j
             }
-            '\u{2080}'..='\u{2089}' | '\u{201A}' | '\u{201E}' | '\u{201F}' => {
+            '\u{2080}'..='\u{2089}' => {
                 let n = self.run_len(i, c);
                 let t: String = self.buf[i..i + n].iter().collect();
                 self.emit(&t);
@@ -769,52 +847,100 @@ impl Lexer<'_> {
         }
     }
 
+    /// Does an emoticon start at `i`? (Checked before the `<`, `>`, `=` rules.)
+    fn emoticon_at(&self, i: usize) -> bool {
+        let mut j = i;
+        if matches!(self.at(j), Some('<' | '>')) {
+            j += 1;
+        }
+        matches!(self.at(j), Some(':' | ';' | '=')) && self.at(j + 1).is_some() && {
+            let mut k = j + 1;
+            if matches!(self.at(k), Some('-' | '\'')) {
+                k += 1;
+            }
+            self.at(k).is_some_and(|m| {
+                matches!(
+                    m,
+                    ')' | '(' | 'D' | 'd' | 'P' | 'p' | 'O' | '@' | '|' | ']' | '[' | '{' | '\\'
+                ) || (matches!(m, '3' | '0') && k == i + 1 && self.buf[i] == ':')
+            }) && !self.at(k + 1).is_some_and(is_alnum)
+        }
+    }
+
     fn one(&mut self, i: usize, tok: &str) -> usize {
         self.emit(tok);
         i + 1
     }
 
+    /// Emoticons (observed): `[<>]?[:;=]['-]?` then a mouth from `)(DdPpO@|][{\\`, or
+    /// `:3` / `:0`; not when a letter or digit follows. `(`/`)` become `-lrb-`/`-rrb-`.
     fn emoticon(&mut self, i: usize) -> Option<usize> {
-        let mut j = i + 1;
-        if self.at(j) == Some('-') {
+        let mut j = i;
+        if matches!(self.at(j), Some('<' | '>')) {
+            j += 1;
+        }
+        let eyes = self.at(j)?;
+        if !matches!(eyes, ':' | ';' | '=') {
+            return None;
+        }
+        j += 1;
+        let nose = matches!(self.at(j), Some('-' | '\''));
+        if nose {
             j += 1;
         }
         let m = self.at(j)?;
-        let after = self.at(j + 1);
-        if after.is_some_and(is_alnum) {
+        if self.at(j + 1).is_some_and(is_alnum) {
             return None;
         }
         let tail = match m {
-            ')' => "-rrb-",
-            '(' => "-lrb-",
-            'P' | 'p' => "p",
-            'D' => "d",
+            ')' => "-rrb-".to_string(),
+            '(' => "-lrb-".to_string(),
+            'D' | 'd' | 'P' | 'p' | 'O' | '@' | '|' | ']' | '[' | '{' | '\\' => {
+                m.to_ascii_lowercase().to_string()
+            }
+            '3' | '0' if eyes == ':' && !nose && j == i + 1 => m.to_string(),
             _ => return None,
         };
-        let mut t = String::new();
-        t.push(self.buf[i]);
-        if j == i + 2 {
-            t.push('-');
-        }
-        t.push_str(tail);
+        let mut t: String = self.buf[i..j].iter().collect();
+        t.push_str(&tail);
         self.emit(&t);
         Some(j + 1)
     }
 
     fn amp(&mut self, i: usize) -> usize {
-        let ents: [(&str, &str); 6] = [
-            ("&amp;", "&"),
-            ("&lt;", "<"),
-            ("&gt;", ">"),
-            ("&quot;", "''"),
-            ("&apos;", "'"),
-            ("&nbsp;", ""),
+        if letter_entity_len(self.buf, i, self.end) > 0 {
+            return self.word(i);
+        }
+        // Observed: amp, lt, gt, nbsp in any case are decoded; quot, apos only in lower case
+        // (any other case stays an entity token).
+        let ents: [(&str, &str, bool); 6] = [
+            ("&amp;", "&", true),
+            ("&lt;", "<", true),
+            ("&gt;", ">", true),
+            ("&quot;", "''", false),
+            ("&apos;", "'", false),
+            ("&nbsp;", "", true),
         ];
-        for (e, r) in ents {
+        for (e, r, any_case) in ents {
             let n = e.chars().count();
-            if i + n <= self.end && self.buf[i..i + n].iter().copied().eq(e.chars()) {
-                self.emit(r);
-                return i + n;
+            if i + n <= self.end {
+                let w = &self.buf[i..i + n];
+                if w.iter().copied().eq(e.chars()) {
+                    if e == "&quot;"
+                        && self
+                            .at(i + n)
+                            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '$')
+                    {
+                        self.emit("``");
+                    } else {
+                        self.emit(r);
+                    }
+                    return i + n;
+                }
+                if w.iter().map(|c| c.to_ascii_lowercase()).eq(e.chars()) {
+                    self.emit(if any_case { r } else { e });
+                    return i + n;
+                }
             }
         }
         // &#NN;
@@ -904,12 +1030,32 @@ impl Lexer<'_> {
             self.emit_lower(&t);
             return i + n;
         }
+        if let Some(n) = self.email(i) {
+            let t = b[i..i + n].to_vec();
+            self.emit_lower(&t);
+            return i + n;
+        }
+        // Observed: `d'` `l'` `j'` are tokens unless (for d, l) a letter and a letter or digit
+        // follow (`d'you`, `l'amour`); `y'` before a letter is a token (`y' all`).
+        if i + 1 < end && b[i + 1] == '\'' {
+            let l = b[i].to_ascii_lowercase();
+            let long = i + 3 < end && is_letter(b[i + 2]) && is_alnum(b[i + 3]);
+            if matches!(l, 'd' | 'l' | 'j') && !(l != 'j' && long)
+                || (l == 'y' && i + 2 < end && is_letter(b[i + 2]))
+            {
+                let t = [b[i], '\''];
+                self.emit_lower(&t);
+                return i + 2;
+            }
+        }
         let mut j = i;
         let mut numeric_sep = false; // a number-only separator (, :) or digit.digit was used
         let mut has_letter = false;
         let mut amp_mode = false;
         let mut all_upper = b[i].is_ascii_uppercase();
-        if matches!(b[j], '-' | '+' | '@' | '#') {
+        // Observed: a signed number takes digits and number separators only (`-1s` → `-1 s`).
+        if matches!(b[j], '-' | '+') {
+            numeric_sep = true;
             j += 1;
         }
         if matches!(b[j], '.' | ',' | ':') {
@@ -917,30 +1063,85 @@ impl Lexer<'_> {
             numeric_sep = true;
             j += 1;
         }
+        // A `/` joins only ASCII letters, digits and hyphens; after it, nothing else joins.
+        let mut slash_ok = true;
+        let mut slash_used = false;
         loop {
             if j >= end {
                 break;
             }
             let c = b[j];
+            if c == '&' && !numeric_sep && !amp_mode && !slash_used {
+                let n = letter_entity_len(b, j, end);
+                if n > 0 {
+                    has_letter = true;
+                    all_upper = false;
+                    slash_ok = false;
+                    j += n;
+                    continue;
+                }
+                // `AT&amp;T`: the entity joins upper-case letters like `&` does.
+                if all_upper
+                    && j > i
+                    && j + 5 < end
+                    && b[j..j + 5]
+                        .iter()
+                        .map(|c| c.to_ascii_lowercase())
+                        .eq("&amp;".chars())
+                    && b[j + 5].is_ascii_uppercase()
+                {
+                    amp_mode = true;
+                    j += 5;
+                    continue;
+                }
+            }
             if is_alnum(c) || is_hyph2(c) {
-                if (numeric_sep && !is_digit(c)) || (amp_mode && !c.is_ascii_uppercase()) {
+                if (numeric_sep && !is_digit(c))
+                    || (amp_mode && !c.is_ascii_uppercase())
+                    || (slash_used && !c.is_ascii_alphanumeric())
+                {
+                    break;
+                }
+                // U+2010/U+2011/U+058A only between word characters (deleted at the end).
+                if is_hyph2(c) && !(j + 1 < end && is_alnum(b[j + 1])) {
                     break;
                 }
                 if is_letter(c) {
                     has_letter = true;
                 }
                 all_upper &= c.is_ascii_uppercase();
+                slash_ok &= c.is_ascii_alphanumeric();
                 j += 1;
                 continue;
             }
             let prev = if j > i { b[j - 1] } else { ' ' };
             let nx = if j + 1 < end { b[j + 1] } else { ' ' };
+            if (amp_mode || slash_used) && !matches!(c, '&' | '+' | '-' | '/') {
+                break;
+            }
             let ok = match c {
                 '\u{AD}' => is_alnum(prev) && is_alnum(nx),
-                '-' | '/' | '_' => is_alnum(prev) && is_alnum(nx) && !numeric_sep,
-                '@' => is_alnum(prev) && is_alnum(nx) && !numeric_sep,
+                '-' | '_' => is_alnum(prev) && is_alnum(nx) && !numeric_sep && !amp_mode,
+                '/' => {
+                    let ok = slash_ok
+                        && prev.is_ascii_alphanumeric()
+                        && nx.is_ascii_alphanumeric()
+                        && !numeric_sep
+                        && !amp_mode;
+                    slash_used |= ok;
+                    ok
+                }
                 '.' => {
-                    if is_letter(prev) && is_letter(nx) && !numeric_sep {
+                    // Observed: a period joins letters only in a word that starts with a
+                    // letter and holds only letters, digits and periods so far, and not
+                    // after a listed abbreviation (`co.u` → `co. u`).
+                    if is_letter(nx)
+                        && is_alnum(prev)
+                        && is_letter(b[i])
+                        && !numeric_sep
+                        && b[i..j].iter().all(|&c| is_alnum(c) || c == '.')
+                        && !breaks_before_letter(&b[i..j])
+                    {
                         true
                     } else if is_digit(prev) && is_digit(nx) && (!has_letter || numeric_sep) {
                         numeric_sep = true;
@@ -954,14 +1155,25 @@ impl Lexer<'_> {
                     true
                 }
                 '!' | '?' => is_letter(prev) && is_letter(nx) && !numeric_sep,
-                '&' if nx.is_ascii_uppercase() && all_upper => {
+                '&' | '+' if nx.is_ascii_uppercase() && all_upper => {
                     amp_mode = true;
                     true
                 }
-                '\'' | '\u{2019}' => is_alnum(prev) && is_letter(nx) && !numeric_sep,
+                '\'' | '\u{2019}' => {
+                    is_alnum(prev)
+                        && is_letter(nx)
+                        && !numeric_sep
+                        && !(c == '\'' && tis_twas_at(b, j + 1, end))
+                }
                 _ => false,
             };
             if ok {
+                if !matches!(c, '-' | '/') {
+                    slash_ok = false;
+                }
+                if !matches!(c, '&' | '+') {
+                    all_upper = false;
+                }
                 j += 1;
             } else {
                 break;
@@ -1016,6 +1228,18 @@ impl Lexer<'_> {
             let w: String = core.iter().collect();
             let lw = w.to_lowercase();
             let acro = is_acronym(&core);
+            // `U.S.-based`: an acronym, its period, a hyphen and a word are one token.
+            if acro && b.get(j + 1) == Some(&'-') && j + 2 < end && is_alnum(b[j + 2]) {
+                let mut k = j + 2;
+                while k < end
+                    && (is_alnum(b[k]) || (b[k] == '-' && k + 1 < end && is_alnum(b[k + 1])))
+                {
+                    k += 1;
+                }
+                let t = b[i..k].to_vec();
+                self.emit_lower(&t);
+                return k;
+            }
             if acro {
                 if acro_break(b, j) {
                     if core.len() == 1 {
@@ -1034,7 +1258,7 @@ impl Lexer<'_> {
                 }
                 return j + 1;
             }
-            if word_case_ok(&w) {
+            {
                 if ABBR_KEEP.contains(&lw.as_str()) {
                     let mut t = core.clone();
                     t.push('.');
@@ -1048,14 +1272,15 @@ impl Lexer<'_> {
                     let mut t = core.clone();
                     t.push('.');
                     self.emit_lower(&t);
-                    if !abbrev_keep(b, j) {
+                    if !abbrev_keep(b, j) && !b.get(j + 1).is_some_and(|&c| is_alnum(c)) {
                         self.emit(".");
                     }
                     return j + 1;
                 }
                 if ABBR_NUM.contains(&lw.as_str()) {
-                    let keep = b.get(j + 1).is_some_and(|&c| is_space(c))
-                        && b.get(j + 2).is_some_and(|&c| c.is_ascii_digit());
+                    let keep = b.get(j + 1).is_some_and(|&c| c.is_ascii_digit())
+                        || (b.get(j + 1).is_some_and(|&c| is_space(c))
+                            && b.get(j + 2).is_some_and(|&c| c.is_ascii_digit()));
                     if keep {
                         let mut t = core.clone();
                         t.push('.');
@@ -1114,6 +1339,47 @@ impl Lexer<'_> {
         None
     }
 
+    /// E-mail-like token at `i`: `<`? ASCII letter or digit, then any run of characters other
+    /// than the terminators of [`is_email_stop`] containing an `@` with something after it;
+    /// trailing periods are left out, a directly following `>` is taken in.
+    fn email(&mut self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        if i < self.no_at_before {
+            return None;
+        }
+        let mut j = i;
+        if b[j] == '<' {
+            j += 1;
+        }
+        if !(j < self.end && b[j].is_ascii_alphanumeric()) {
+            return None;
+        }
+        let mut at = None;
+        while j < self.end && !is_email_stop(b[j]) {
+            if b[j] == '@' && at.is_none() {
+                at = Some(j);
+            }
+            j += 1;
+        }
+        let Some(at) = at else {
+            self.no_at_before = j;
+            return None;
+        };
+        // In the part after the `@`, a period must sit between two other characters.
+        if let Some(p) = (at + 1..j).find(|&p| {
+            b[p] == '.' && (b[p - 1] == '@' || b[p - 1] == '.' || p + 1 == j || b[p + 1] == '.')
+        }) {
+            j = p;
+        }
+        if j == at + 1 {
+            return None;
+        }
+        if j < self.end && b[j] == '>' {
+            j += 1;
+        }
+        Some(j - i)
+    }
+
     fn url(&self, i: usize) -> Option<usize> {
         let b = self.buf;
         let pre: &[&str] = &["http://", "https://", "HTTP://", "HTTPS://"];
@@ -1158,7 +1424,10 @@ impl Lexer<'_> {
         }
         if !core.iter().any(|&c| c == '\'' || c == '\u{2019}') {
             let w: String = core.iter().filter(|&&c| c != '\u{AD}').collect();
-            let lw = w.to_lowercase();
+            let mut lw = w.to_lowercase();
+            if lw.contains("&amp;") {
+                lw = lw.replace("&amp;", "&");
+            }
             if let Some((a, bb)) = split_special(&lw) {
                 self.emit(a);
                 self.emit(bb);
@@ -1261,44 +1530,149 @@ impl Lexer<'_> {
         if j == i + 1 {
             return None;
         }
-        let w: String = b[i..j].iter().collect::<String>().to_lowercase();
-        let after_ok = !(j < self.end && (is_alnum(b[j]) || b[j] == '\''));
+        let w: Vec<char> = b[i..j].iter().flat_map(|c| c.to_lowercase()).collect();
+        if w.len() != j - i {
+            return None;
+        }
+        // Observed: `'t` splits off before `is` / `was` whatever surrounds it.
+        if starts_with(&w, "'tis") || starts_with(&w, "'twas") {
+            self.emit("'t");
+            return Some(i + 2);
+        }
         let prev_ok = i == 0 || !is_alnum(b[i - 1]);
         if !prev_ok {
             return None;
         }
-        match w.as_str() {
-            "'em" | "'s" | "'m" | "'d" | "'re" | "'ve" | "'ll" | "'til" | "'till" | "'cause"
-                if after_ok =>
-            {
-                self.emit(&w);
-                Some(j)
+        let after = |k: usize| {
+            if i + k < self.end {
+                Some(b[i + k])
+            } else {
+                None
             }
-            "'tis" | "'twas" if after_ok => {
-                self.emit("'t");
-                self.emit(&w[2..]);
-                Some(j)
+        };
+        // 'em, 'til, 'till, 'cause: whatever follows.
+        for t in ["'till", "'til", "'cause", "'em"] {
+            if starts_with(&w, t) {
+                self.emit(t);
+                return Some(i + t.len());
             }
-            "'n" => {
-                if j < self.end && b[j] == '\'' {
+        }
+        // Clitics: when no letter follows (a digit may).
+        for t in ["'ll", "'re", "'ve", "'s", "'m", "'d"] {
+            if starts_with(&w, t) && !after(t.len()).is_some_and(is_letter) {
+                self.emit(t);
+                return Some(i + t.len());
+            }
+        }
+        if starts_with(&w, "'n") && w.len() == 2 {
+            return match after(2) {
+                Some('\'') => {
                     self.emit("'n'");
-                    Some(j + 1)
-                } else {
-                    self.emit("'n");
-                    Some(j)
+                    Some(i + 3)
                 }
+                None => {
+                    self.emit("'n");
+                    Some(i + 2)
+                }
+                Some(c) if is_space(c) => {
+                    self.emit("'n");
+                    Some(i + 2)
+                }
+                _ => None,
+            };
+        }
+        // '90, '90s (two digits).
+        if w.len() >= 3 && w[1].is_ascii_digit() && w[2].is_ascii_digit() {
+            let n = if w.len() == 4 && w[3] == 's' { 4 } else { 3 };
+            if w.len() == n {
+                let t: String = w.iter().collect();
+                self.emit(&t);
+                return Some(j);
             }
-            _ if w.len() == 4 && after_ok && {
-                let v: Vec<char> = w.chars().collect();
-                ('2'..='9').contains(&v[1]) && v[2] == '0' && v[3] == 's'
-            } =>
-            {
-                self.emit(&w);
-                Some(j)
+        }
+        None
+    }
+
+    /// A curly apostrophe (U+2019) starting a token: clitics are normalised (`’s` → `'s`,
+    /// whatever follows), `’em` and `’n` stay curly.
+    fn curly_apos(&mut self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        if i > 0 && is_alnum(b[i - 1]) {
+            return None;
+        }
+        let low = |k: usize| {
+            if i + k < self.end {
+                b[i + k].to_ascii_lowercase()
+            } else {
+                ' '
             }
-            _ => None,
+        };
+        for t in ["ll", "re", "ve", "em", "s", "m", "d", "n"] {
+            if t.chars().enumerate().all(|(k, c)| low(k + 1) == c) {
+                let tok = if matches!(t, "em" | "n") {
+                    format!("{}{t}", b[i])
+                } else {
+                    format!("'{t}")
+                };
+                self.emit(&tok);
+                return Some(i + 1 + t.len());
+            }
+        }
+        None
+    }
+}
+
+/// The text a quote character contributes to a run of quote characters (one token).
+fn quote_map(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\u{201C}' | '\u{AB}' | '\u{93}' => "``",
+        '\u{201D}' | '\u{BB}' | '\u{94}' => "''",
+        '\u{2018}' | '\u{2039}' | '\u{91}' | '\u{201B}' | '`' => "`",
+        '\u{2019}' | '\u{203A}' | '\u{92}' => "'",
+        '\u{201A}' => "\u{201A}",
+        '\u{201E}' => "\u{201E}",
+        '\u{201F}' => "\u{201F}",
+        _ => return None,
+    })
+}
+
+/// `is` or `was` (any case) at `buf[p]`.
+fn tis_twas_at(b: &[char], p: usize, end: usize) -> bool {
+    let m = |q: &str| {
+        p + q.len() <= end
+            && b[p..p + q.len()]
+                .iter()
+                .map(|c| c.to_ascii_lowercase())
+                .eq(q.chars())
+    };
+    m("tis") || m("twas")
+}
+
+fn starts_with(w: &[char], p: &str) -> bool {
+    w.len() >= p.len() && p.chars().zip(w).all(|(a, &b)| a == b)
+}
+
+/// Length of an accented-vowel entity (`&eacute;`, `&Ouml;`, `&agrave;`, any case) at `i`, or 0.
+/// The tokenizer treats these as letters inside words.
+fn letter_entity_len(b: &[char], i: usize, end: usize) -> usize {
+    if !(i + 2 < end
+        && b[i] == '&'
+        && matches!(b[i + 1].to_ascii_lowercase(), 'a' | 'e' | 'i' | 'o' | 'u'))
+    {
+        return 0;
+    }
+    for name in ["acute;", "grave;", "uml;"] {
+        let n = name.len();
+        if i + 2 + n <= end
+            && b[i + 2..i + 2 + n]
+                .iter()
+                .map(|c| c.to_ascii_lowercase())
+                .eq(name.chars())
+        {
+            return 2 + n;
         }
     }
+    0
 }
 
 fn is_acronym(core: &[char]) -> bool {
@@ -1346,6 +1720,7 @@ fn split_special(lw: &str) -> Option<(&'static str, &'static str)> {
 /// Words with an internal apostrophe that stay whole.
 fn apos_word_ok(lw: &str) -> bool {
     const SPECIAL: [&str; 8] = [
+        "c'est",
         "c'mon",
         "e'er",
         "s'mores",
@@ -1353,7 +1728,6 @@ fn apos_word_ok(lw: &str) -> bool {
         "li'l",
         "nat'l",
         "nor'easter",
-        "cont'd",
     ];
     if SPECIAL.contains(&lw) {
         return true;
@@ -1366,18 +1740,18 @@ fn apos_word_ok(lw: &str) -> bool {
         return false;
     }
     let (a, b) = (&v[..p], &v[p + 1..]);
-    // single letter (not i, y) + apostrophe + 2+ letters
+    // d, l, n, o + apostrophe + a letter and at least one more letter or digit (observed)
     if a.len() == 1
-        && a[0].is_ascii_alphabetic()
-        && !matches!(a[0], 'i' | 'y')
+        && matches!(a[0], 'd' | 'l' | 'n' | 'o')
         && b.len() >= 2
-        && b.iter().all(|&c| is_letter(c))
+        && is_letter(b[0])
+        && b.iter().all(|&c| is_alnum(c))
     {
         return true;
     }
     // vowel ' vowel
     let vow = |c: char| matches!(c, 'a' | 'e' | 'i' | 'o' | 'u' | 'y');
-    if !a.is_empty()
+    if a.len() >= 2
         && !b.is_empty()
         && vow(a[a.len() - 1])
         && matches!(b[0], 'a' | 'e' | 'i' | 'o' | 'u')
