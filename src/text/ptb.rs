@@ -377,6 +377,17 @@ fn is_digit(c: char) -> bool {
     }
 }
 
+/// Combining marks (the common nonspacing ranges): inside words they follow letters only.
+fn is_mark(c: char) -> bool {
+    matches!(c as u32,
+        0x300..=0x36F | 0x483..=0x489 | 0x591..=0x5BD | 0x5BF | 0x5C1..=0x5C2 | 0x5C4..=0x5C5
+        | 0x5C7 | 0x610..=0x61A | 0x64B..=0x65F | 0x670 | 0x6D6..=0x6DC | 0x6DF..=0x6E4
+        | 0x6E7..=0x6E8 | 0x6EA..=0x6ED | 0x900..=0x903 | 0x93A..=0x93C | 0x93E..=0x94F
+        | 0x951..=0x957 | 0x962..=0x963 | 0xE31 | 0xE34..=0xE3A | 0xE47..=0xE4E
+        | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0x3099..=0x309A
+        | 0xFE20..=0xFE2F)
+}
+
 fn is_alnum(c: char) -> bool {
     is_letter(c) || is_digit(c)
 }
@@ -550,10 +561,11 @@ fn acro_break(buf: &[char], p: usize) -> bool {
 /// Length of an SGML tag starting at `buf[i] == '<'`, limited to `end`.
 fn sgml_len(buf: &[char], i: usize, end: usize) -> Option<usize> {
     let mut j = i + 1;
+    let bang = j < end && buf[j] == '!';
     if j < end && matches!(buf[j], '/' | '!' | '?') {
         j += 1;
     }
-    if j >= end || !(buf[j].is_ascii_alphabetic() || buf[j] == '-') {
+    if j >= end || !(buf[j].is_ascii_alphabetic() || (bang && buf[j] == '-')) {
         return None;
     }
     while j < end {
@@ -675,12 +687,16 @@ impl Lexer<'_> {
                     self.emit_lower(&t);
                     return i + n;
                 }
-                let n = self.run_len(i, '<');
+                // Observed: runs come in pairs (`<<<` → `<< <`).
+                let n = self.run_len(i, '<').min(2);
                 self.emit(&"<".repeat(n));
                 i + n
             }
             '>' | '*' => {
-                let n = self.run_len(i, c);
+                let mut n = self.run_len(i, c);
+                if c == '>' {
+                    n = n.min(2);
+                }
                 self.emit(&c.to_string().repeat(n));
                 i + n
             }
@@ -756,6 +772,11 @@ impl Lexer<'_> {
                 j
             }
             '&' => self.amp(i),
+            '@' if next == Some('@') => {
+                let n = self.run_len(i, '@');
+                self.emit(&"@".repeat(n));
+                i + n
+            }
             '@' if next.is_some_and(|n| n.is_ascii_alphabetic() || n == '_') => {
                 // @handle: ASCII letters, digits and underscores.
                 let mut j = i + 1;
@@ -863,7 +884,7 @@ impl Lexer<'_> {
                     m,
                     ')' | '(' | 'D' | 'd' | 'P' | 'p' | 'O' | '@' | '|' | ']' | '[' | '{' | '\\'
                 ) || (matches!(m, '3' | '0') && k == i + 1 && self.buf[i] == ':')
-            }) && !self.at(k + 1).is_some_and(is_alnum)
+            }) && !self.at(k + 1).is_some_and(|c| c.is_ascii_alphanumeric())
         }
     }
 
@@ -889,7 +910,7 @@ impl Lexer<'_> {
             j += 1;
         }
         let m = self.at(j)?;
-        if self.at(j + 1).is_some_and(is_alnum) {
+        if self.at(j + 1).is_some_and(|c| c.is_ascii_alphanumeric()) {
             return None;
         }
         let tail = match m {
@@ -1031,19 +1052,19 @@ impl Lexer<'_> {
             return i + n;
         }
         if let Some(n) = self.email(i) {
-            let t = b[i..i + n].to_vec();
-            self.emit_lower(&t);
+            let t: String = b[i..i + n].iter().collect();
+            self.emit(&t.to_lowercase().replace(' ', "\u{A0}"));
             return i + n;
         }
         // Observed: `d'` `l'` `j'` are tokens unless (for d, l) a letter and a letter or digit
         // follow (`d'you`, `l'amour`); `y'` before a letter is a token (`y' all`).
-        if i + 1 < end && b[i + 1] == '\'' {
+        if i + 1 < end && matches!(b[i + 1], '\'' | '\u{2019}' | '\u{92}') {
             let l = b[i].to_ascii_lowercase();
             let long = i + 3 < end && is_letter(b[i + 2]) && is_alnum(b[i + 3]);
             if matches!(l, 'd' | 'l' | 'j') && !(l != 'j' && long)
                 || (l == 'y' && i + 2 < end && is_letter(b[i + 2]))
             {
-                let t = [b[i], '\''];
+                let t = [b[i], b[i + 1]];
                 self.emit_lower(&t);
                 return i + 2;
             }
@@ -1102,6 +1123,10 @@ impl Lexer<'_> {
                 {
                     break;
                 }
+                // A combining mark does not join a digit (`2́` → `2 ́`).
+                if is_mark(c) && j > i && is_digit(b[j - 1]) {
+                    break;
+                }
                 // U+2010/U+2011/U+058A only between word characters (deleted at the end).
                 if is_hyph2(c) && !(j + 1 < end && is_alnum(b[j + 1])) {
                     break;
@@ -1121,7 +1146,14 @@ impl Lexer<'_> {
             }
             let ok = match c {
                 '\u{AD}' => is_alnum(prev) && is_alnum(nx),
-                '-' | '_' => is_alnum(prev) && is_alnum(nx) && !numeric_sep && !amp_mode,
+                '-' | '_' => {
+                    is_alnum(prev)
+                        && is_alnum(nx)
+                        && !numeric_sep
+                        && !amp_mode
+                        && !is_mark(prev)
+                        && !is_mark(nx)
+                }
                 '/' => {
                     let ok = slash_ok
                         && prev.is_ascii_alphanumeric()
@@ -1140,7 +1172,13 @@ impl Lexer<'_> {
                         && is_letter(b[i])
                         && !numeric_sep
                         && b[i..j].iter().all(|&c| is_alnum(c) || c == '.')
-                        && !breaks_before_letter(&b[i..j])
+                        && (!breaks_before_letter(&b[i..j])
+                            || (j == i + 2
+                                && b[i..j]
+                                    .iter()
+                                    .map(|c| c.to_ascii_lowercase())
+                                    .eq("ph".chars())
+                                && matches!(nx, 'd' | 'D')))
                     {
                         true
                     } else if is_digit(prev) && is_digit(nx) && (!has_letter || numeric_sep) {
@@ -1193,7 +1231,7 @@ impl Lexer<'_> {
         }
         // c# / c++
         if j < end && core.len() == 1 && core[0].is_ascii_alphabetic() {
-            if b[j] == '#' && !(j + 1 < end && is_alnum(b[j + 1])) {
+            if b[j] == '#' && matches!(core[0], 'c' | 'C' | 'f' | 'F') {
                 let mut t = core.clone();
                 t.push('#');
                 self.emit_lower(&t);
@@ -1388,13 +1426,19 @@ impl Lexer<'_> {
             if i + n <= self.end && b[i..i + n].iter().copied().eq(p.chars()) {
                 let mut j = i + n;
                 while j < self.end
-                    && !is_space(b[j])
-                    && !matches!(b[j], '"' | '<' | '>' | '\'' | ')' | '(')
+                    && !matches!(
+                        b[j],
+                        ' ' | '\t' | '\n' | '\u{A0}' | '"' | '<' | '>' | ')' | '('
+                    )
                 {
                     j += 1;
                 }
                 while j > i + n && matches!(b[j - 1], '.' | ',' | '!' | '?' | ';' | ':') {
                     j -= 1;
+                }
+                // Observed: at least two characters after the `://`.
+                if j < i + n + 2 {
+                    return None;
                 }
                 return Some(j - i);
             }
@@ -1559,7 +1603,7 @@ impl Lexer<'_> {
         }
         // Clitics: when no letter follows (a digit may).
         for t in ["'ll", "'re", "'ve", "'s", "'m", "'d"] {
-            if starts_with(&w, t) && !after(t.len()).is_some_and(is_letter) {
+            if starts_with(&w, t) && !after(t.len()).is_some_and(|c| c.is_ascii_alphabetic()) {
                 self.emit(t);
                 return Some(i + t.len());
             }
@@ -1574,7 +1618,7 @@ impl Lexer<'_> {
                     self.emit("'n");
                     Some(i + 2)
                 }
-                Some(c) if is_space(c) => {
+                Some(' ' | '\t' | '\n' | '\u{A0}') => {
                     self.emit("'n");
                     Some(i + 2)
                 }
@@ -1607,6 +1651,11 @@ impl Lexer<'_> {
                 ' '
             }
         };
+        if low(1).is_ascii_digit() && low(2).is_ascii_digit() && !is_alnum(low(3)) {
+            let t: String = b[i..i + 3].iter().collect();
+            self.emit(&t);
+            return Some(i + 3);
+        }
         for t in ["ll", "re", "ve", "em", "s", "m", "d", "n"] {
             if t.chars().enumerate().all(|(k, c)| low(k + 1) == c) {
                 let tok = if matches!(t, "em" | "n") {
