@@ -500,7 +500,7 @@ fn breaks_before_letter(w: &[char]) -> bool {
         return false;
     }
     let lw: String = w.iter().map(|c| c.to_ascii_lowercase()).collect();
-    (ABBR_KEEP.contains(&lw.as_str()) || ABBR_SENT.contains(&lw.as_str()))
+    ABBR_SENT.contains(&lw.as_str())
         && !(CAP_ONLY.contains(&lw.as_str()) && w[0].is_ascii_lowercase())
 }
 
@@ -1046,7 +1046,7 @@ impl Lexer<'_> {
             }
         }
         // URLs
-        if let Some(n) = self.url(i) {
+        if let Some(n) = self.url(i).or_else(|| self.likely_url(i)) {
             let t = b[i..i + n].to_vec();
             self.emit_lower(&t);
             return i + n;
@@ -1141,6 +1141,17 @@ impl Lexer<'_> {
             }
             let prev = if j > i { b[j - 1] } else { ' ' };
             let nx = if j + 1 < end { b[j + 1] } else { ' ' };
+            // `2.c`, `2.5.c`: a number, a period and one letter (observed).
+            if c == '.'
+                && is_digit(prev)
+                && nx.is_ascii_alphabetic()
+                && !has_letter
+                && !(j + 2 < end && is_alnum(b[j + 2]))
+                && !slash_used
+            {
+                j += 2;
+                break;
+            }
             if (amp_mode || slash_used) && !matches!(c, '&' | '+' | '-' | '/') {
                 break;
             }
@@ -1172,7 +1183,8 @@ impl Lexer<'_> {
                         && is_letter(b[i])
                         && !numeric_sep
                         && b[i..j].iter().all(|&c| is_alnum(c) || c == '.')
-                        && (!breaks_before_letter(&b[i..j])
+                        && (!(breaks_before_letter(&b[i..j])
+                            && !(j + 2 < end && is_letter(b[j + 2])))
                             || (j == i + 2
                                 && b[i..j]
                                     .iter()
@@ -1362,8 +1374,9 @@ impl Lexer<'_> {
             None
         };
         if p < self.end && matches!(b[p], ' ' | '-' | '\u{A0}') {
+            // Observed: with a whole part, anything may follow (`1 1/2c` → `1 1/2` `c`).
             if let Some(e) = try_simple(p + 1) {
-                if !(e < self.end && (is_alnum(b[e]) || b[e] == '/')) {
+                if !(e < self.end && is_digit(b[e])) {
                     return Some(e - i);
                 }
             }
@@ -1418,12 +1431,54 @@ impl Lexer<'_> {
         Some(j - i)
     }
 
+    /// `www.host.tld/path` or `host.(com|net|org|edu)/path` with a path of at least two
+    /// characters (observed), up to the URL stop characters.
+    fn likely_url(&self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        let mut j = i;
+        while j < self.end && (b[j].is_ascii_alphanumeric() || matches!(b[j], '.' | '-')) {
+            j += 1;
+        }
+        if j >= self.end || b[j] != '/' {
+            return None;
+        }
+        let host: String = b[i..j].iter().map(|c| c.to_ascii_lowercase()).collect();
+        let www = host.starts_with("www.") && host[4..].contains('.');
+        let tld = [".com", ".net", ".org", ".edu"]
+            .iter()
+            .any(|t| host.ends_with(t) && host.len() > t.len());
+        if !(www || tld) {
+            return None;
+        }
+        let mut k = j + 1;
+        while k < self.end
+            && !matches!(
+                b[k],
+                ' ' | '\t' | '\n' | '\u{A0}' | '"' | '<' | '>' | ')' | '('
+            )
+        {
+            k += 1;
+        }
+        while k > j + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?' | ';' | ':') {
+            k -= 1;
+        }
+        if k < j + 3 {
+            return None;
+        }
+        Some(k - i)
+    }
+
     fn url(&self, i: usize) -> Option<usize> {
         let b = self.buf;
-        let pre: &[&str] = &["http://", "https://", "HTTP://", "HTTPS://"];
+        let pre: &[&str] = &["http://", "https://"];
         for p in pre {
             let n = p.len();
-            if i + n <= self.end && b[i..i + n].iter().copied().eq(p.chars()) {
+            if i + n <= self.end
+                && b[i..i + n]
+                    .iter()
+                    .map(|c| c.to_ascii_lowercase())
+                    .eq(p.chars())
+            {
                 let mut j = i + n;
                 while j < self.end
                     && !matches!(
