@@ -652,9 +652,7 @@ impl Lexer<'_> {
         }
         match c {
             '-' | '+' if next.is_some_and(is_digit) => return self.word(i),
-            '-' | '+'
-                if next == Some('.') && self.at(i + 2).is_some_and(|d| d.is_ascii_digit()) =>
-            {
+            '-' | '+' if next == Some('.') && self.at(i + 2).is_some_and(is_digit) => {
                 return self.word(i)
             }
             '.' | ',' | ':' if next.is_some_and(is_digit) => return self.word(i),
@@ -744,9 +742,7 @@ impl Lexer<'_> {
                 }
                 i + n
             }
-            '.' if self.run_len(i, '.') == 2
-                && self.at(i + 2).is_some_and(|d| d.is_ascii_digit()) =>
-            {
+            '.' if self.run_len(i, '.') == 2 && self.at(i + 2).is_some_and(is_digit) => {
                 self.one(i, ".")
             }
             '.' => {
@@ -772,6 +768,11 @@ impl Lexer<'_> {
                 j
             }
             '&' => self.amp(i),
+            '#' if next == Some('#') => {
+                let n = self.run_len(i, '#');
+                self.emit(&"#".repeat(n));
+                i + n
+            }
             '@' if next == Some('@') => {
                 let n = self.run_len(i, '@');
                 self.emit(&"@".repeat(n));
@@ -809,9 +810,13 @@ impl Lexer<'_> {
                 // Observed: a run of these quote characters is one token.
                 let mut t = String::new();
                 let mut j = i;
+                // at most two characters per token (three opening quotes → two tokens)
                 while let Some(m) = self.at(j).and_then(quote_map) {
                     t.push_str(m);
                     j += 1;
+                    if j == i + 2 {
+                        break;
+                    }
                 }
                 self.emit(&t);
                 j
@@ -1061,8 +1066,18 @@ impl Lexer<'_> {
         if i + 1 < end && matches!(b[i + 1], '\'' | '\u{2019}' | '\u{92}') {
             let l = b[i].to_ascii_lowercase();
             let long = i + 3 < end && is_letter(b[i + 2]) && is_alnum(b[i + 3]);
-            if matches!(l, 'd' | 'l' | 'j') && !(l != 'j' && long)
-                || (l == 'y' && i + 2 < end && is_letter(b[i + 2]))
+            let clitic = ["s", "m", "d", "re", "ve", "ll"].iter().any(|t| {
+                let n = t.len();
+                i + 2 + n <= end
+                    && b[i + 2..i + 2 + n]
+                        .iter()
+                        .map(|c| c.to_ascii_lowercase())
+                        .eq(t.chars())
+                    && !(i + 2 + n < end && b[i + 2 + n].is_ascii_alphabetic())
+            });
+            if !clitic
+                && (matches!(l, 'd' | 'l' | 'j') && !(l != 'j' && long)
+                    || (l == 'y' && i + 2 < end && is_letter(b[i + 2])))
             {
                 let t = [b[i], b[i + 1]];
                 self.emit_lower(&t);
@@ -1119,7 +1134,7 @@ impl Lexer<'_> {
             if is_alnum(c) || is_hyph2(c) {
                 if (numeric_sep && !is_digit(c))
                     || (amp_mode && !c.is_ascii_uppercase())
-                    || (slash_used && !c.is_ascii_alphanumeric())
+                    || (slash_used && !(c.is_ascii_alphanumeric() || is_digit(c)))
                 {
                     break;
                 }
@@ -1135,7 +1150,7 @@ impl Lexer<'_> {
                     has_letter = true;
                 }
                 all_upper &= c.is_ascii_uppercase();
-                slash_ok &= c.is_ascii_alphanumeric();
+                slash_ok &= c.is_ascii_alphanumeric() || is_digit(c);
                 j += 1;
                 continue;
             }
@@ -1158,7 +1173,8 @@ impl Lexer<'_> {
             let ok = match c {
                 '\u{AD}' => is_alnum(prev) && is_alnum(nx),
                 '-' | '_' => {
-                    is_alnum(prev)
+                    (c == '-' || !b[i..j].contains(&'.'))
+                        && is_alnum(prev)
                         && is_alnum(nx)
                         && !numeric_sep
                         && !amp_mode
@@ -1167,8 +1183,8 @@ impl Lexer<'_> {
                 }
                 '/' => {
                     let ok = slash_ok
-                        && prev.is_ascii_alphanumeric()
-                        && nx.is_ascii_alphanumeric()
+                        && (prev.is_ascii_alphanumeric() || is_digit(prev))
+                        && (nx.is_ascii_alphanumeric() || is_digit(nx))
                         && !numeric_sep
                         && !amp_mode;
                     slash_used |= ok;
@@ -1279,7 +1295,7 @@ impl Lexer<'_> {
             let lw = w.to_lowercase();
             let acro = is_acronym(&core);
             // `U.S.-based`: an acronym, its period, a hyphen and a word are one token.
-            if acro && b.get(j + 1) == Some(&'-') && j + 2 < end && is_alnum(b[j + 2]) {
+            if b.get(j + 1) == Some(&'-') && j + 2 < end && is_alnum(b[j + 2]) {
                 let mut k = j + 2;
                 while k < end
                     && (is_alnum(b[k]) || (b[k] == '-' && k + 1 < end && is_alnum(b[k + 1])))
@@ -1555,6 +1571,35 @@ impl Lexer<'_> {
         // clitics at the end (possibly several: i'd've); `norm` and `lw` have the same char count
         let nchars: Vec<char> = norm.chars().collect();
         let ochars: Vec<char> = lw.chars().collect();
+        // Observed: letters + `n't` + letters → `stem n'tx`; + digits → `stem n't 12`.
+        if let Some(p) = norm.find("n't") {
+            let p = norm[..p].chars().count();
+            let stem = &nchars[..p];
+            let rest = &nchars[p + 3..];
+            if stem.iter().all(|&c| is_letter(c))
+                && stem != ['n']
+                && !rest.is_empty()
+                && !rest.contains(&'\'')
+            {
+                let stem_o: String = ochars[..p].iter().collect();
+                let nt: String = ochars[p..p + 3]
+                    .iter()
+                    .collect::<String>()
+                    .replace('\u{2019}', "'");
+                let rest_o: String = ochars[p + 3..].iter().collect();
+                if rest.iter().all(|&c| is_letter(c)) {
+                    self.emit(&stem_o);
+                    self.emit(&(nt + &rest_o));
+                    return;
+                }
+                if rest.iter().all(|&c| is_digit(c)) {
+                    self.emit(&stem_o);
+                    self.emit(&nt);
+                    self.emit(&rest_o);
+                    return;
+                }
+            }
+        }
         let mut cut = nchars.len();
         let mut tail: Vec<String> = Vec::new();
         'outer: loop {
@@ -1563,6 +1608,9 @@ impl Lexer<'_> {
                 if cut > cl.len()
                     && nchars[cut - cl.len()..cut] == cl[..]
                     && nchars[cut - cl.len() - 1] != '\''
+                    && (c != "n't"
+                        || (nchars[..cut - 3].iter().all(|&x| is_letter(x))
+                            && nchars[..cut - 3] != ['n']))
                 {
                     tail.push(c.to_string());
                     cut -= cl.len();
@@ -1597,6 +1645,11 @@ impl Lexer<'_> {
                     } else {
                         self.emit("'n");
                     }
+                    k += 1;
+                    continue;
+                }
+                if k > 0 && matches!(s, "s" | "m" | "d" | "re" | "ve" | "ll") {
+                    self.emit(&format!("'{s}"));
                     k += 1;
                     continue;
                 }
@@ -1638,10 +1691,6 @@ impl Lexer<'_> {
             self.emit("'t");
             return Some(i + 2);
         }
-        let prev_ok = i == 0 || !is_alnum(b[i - 1]);
-        if !prev_ok {
-            return None;
-        }
         let after = |k: usize| {
             if i + k < self.end {
                 Some(b[i + k])
@@ -1649,16 +1698,20 @@ impl Lexer<'_> {
                 None
             }
         };
-        // 'em, 'til, 'till, 'cause: whatever follows.
-        for t in ["'till", "'til", "'cause", "'em"] {
-            if starts_with(&w, t) {
+        // Clitics: when no ASCII letter follows (a digit may), after anything.
+        for t in ["'ll", "'re", "'ve", "'s", "'m", "'d"] {
+            if starts_with(&w, t) && !after(t.len()).is_some_and(|c| c.is_ascii_alphabetic()) {
                 self.emit(t);
                 return Some(i + t.len());
             }
         }
-        // Clitics: when no letter follows (a digit may).
-        for t in ["'ll", "'re", "'ve", "'s", "'m", "'d"] {
-            if starts_with(&w, t) && !after(t.len()).is_some_and(|c| c.is_ascii_alphabetic()) {
+        let prev_ok = i == 0 || !is_alnum(b[i - 1]);
+        if !prev_ok {
+            return None;
+        }
+        // 'em, 'til, 'till, 'cause: whatever follows.
+        for t in ["'till", "'til", "'cause", "'em"] {
+            if starts_with(&w, t) {
                 self.emit(t);
                 return Some(i + t.len());
             }
@@ -1683,7 +1736,8 @@ impl Lexer<'_> {
         // '90, '90s (two digits).
         if w.len() >= 3 && w[1].is_ascii_digit() && w[2].is_ascii_digit() {
             let n = if w.len() == 4 && w[3] == 's' { 4 } else { 3 };
-            if w.len() == n {
+            let spaced = !after(n).is_some_and(|c| !matches!(c, ' ' | '\t' | '\n' | '\u{A0}'));
+            if w.len() == n && (n == 4 || spaced) {
                 let t: String = w.iter().collect();
                 self.emit(&t);
                 return Some(j);
