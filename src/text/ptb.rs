@@ -543,7 +543,8 @@ fn acro_break(buf: &[char], p: usize) -> bool {
         return false;
     }
     if buf[q] == '<' {
-        return sgml_len(buf, q, buf.len()).is_some();
+        return sgml_len(buf, q, buf.len())
+            .is_some_and(|n| q + n >= buf.len() || is_space(buf[q + n]));
     }
     let mut r = q;
     while r < buf.len() && buf[r].is_ascii_alphabetic() {
@@ -652,7 +653,9 @@ impl Lexer<'_> {
         }
         match c {
             '-' | '+' if next.is_some_and(is_digit) => return self.word(i),
-            '-' | '+' if next == Some('.') && self.at(i + 2).is_some_and(is_digit) => {
+            '-' | '+'
+                if matches!(next, Some('.' | ':')) && self.at(i + 2).is_some_and(is_digit) =>
+            {
                 return self.word(i)
             }
             '.' | ',' | ':' if next.is_some_and(is_digit) => return self.word(i),
@@ -888,7 +891,11 @@ impl Lexer<'_> {
                 matches!(
                     m,
                     ')' | '(' | 'D' | 'd' | 'P' | 'p' | 'O' | '@' | '|' | ']' | '[' | '{' | '\\'
-                ) || (matches!(m, '3' | '0') && k == i + 1 && self.buf[i] == ':')
+                ) || (matches!(m, '3' | '0')
+                    && k == i + 1
+                    && self.buf[i] == ':'
+                    && !(matches!(self.at(k + 1), Some('.' | ',' | ':'))
+                        && self.at(k + 2).is_some_and(is_digit)))
             }) && !self.at(k + 1).is_some_and(|c| c.is_ascii_alphanumeric())
         }
     }
@@ -924,7 +931,15 @@ impl Lexer<'_> {
             'D' | 'd' | 'P' | 'p' | 'O' | '@' | '|' | ']' | '[' | '{' | '\\' => {
                 m.to_ascii_lowercase().to_string()
             }
-            '3' | '0' if eyes == ':' && !nose && j == i + 1 => m.to_string(),
+            '3' | '0'
+                if eyes == ':'
+                    && !nose
+                    && j == i + 1
+                    && !(matches!(self.at(j + 1), Some('.' | ',' | ':'))
+                        && self.at(j + 2).is_some_and(is_digit)) =>
+            {
+                m.to_string()
+            }
             _ => return None,
         };
         let mut t: String = self.buf[i..j].iter().collect();
@@ -1039,6 +1054,11 @@ impl Lexer<'_> {
     fn word(&mut self, i: usize) -> usize {
         let b = self.buf;
         let end = self.end;
+        if let Some(n) = self.email(i) {
+            let t: String = b[i..i + n].iter().collect();
+            self.emit(&t.to_lowercase().replace(' ', "\u{A0}"));
+            return i + n;
+        }
         // Fractions: D{1,4}[ -]D{1,4}/D{1,4}
         if let Some(n) = self.fraction(i) {
             let t = b[i..i + n].to_vec();
@@ -1184,6 +1204,7 @@ impl Lexer<'_> {
                 '/' => {
                     let ok = slash_ok
                         && (prev.is_ascii_alphanumeric() || is_digit(prev))
+                        && !(is_digit(prev) && b[i..j].contains(&'-'))
                         && (nx.is_ascii_alphanumeric() || is_digit(nx))
                         && !numeric_sep
                         && !amp_mode;
@@ -1194,7 +1215,7 @@ impl Lexer<'_> {
                     // Observed: a period joins letters only in a word that starts with a
                     // letter and holds only letters, digits and periods so far, and not
                     // after a listed abbreviation (`co.u` → `co. u`).
-                    if is_letter(nx)
+                    if (is_letter(nx) || (nx == '&' && letter_entity_len(b, j + 1, end) > 0))
                         && is_alnum(prev)
                         && is_letter(b[i])
                         && !numeric_sep
@@ -1265,7 +1286,7 @@ impl Lexer<'_> {
                 self.emit_lower(&t);
                 return j + 1;
             }
-            if b[j] == '+' && j + 1 < end && b[j + 1] == '+' {
+            if b[j] == '+' && j + 1 < end && b[j + 1] == '+' && matches!(core[0], 'c' | 'C') {
                 let mut t = core.clone();
                 t.extend(['+', '+']);
                 self.emit_lower(&t);
@@ -1283,11 +1304,39 @@ impl Lexer<'_> {
             }
         }
         // Period followed by , ; : stays on the word.
-        if j + 1 < end && b[j] == '.' && matches!(b[j + 1], ',' | ';' | ':') {
+        if j + 1 < end
+            && b[j] == '.'
+            && matches!(b[j + 1], ',' | ';' | ':')
+            && is_letter(core[0])
+            && !core.contains(&'/')
+        {
             let mut t = core.clone();
             t.push('.');
             self.emit_lower(&t);
             return j + 1;
+        }
+        // `n'a.`: a word whose last apostrophe is followed by one letter and a period is not
+        // an apostrophe word; the letter (and its period) is lexed again (observed).
+        if j < end && b[j] == '.' {
+            if let Some(p) = core.iter().rposition(|&c| c == '\'' || c == '\u{2019}') {
+                let norm: String = core
+                    .iter()
+                    .map(|&c| if c == '\u{2019}' { '\'' } else { c })
+                    .flat_map(char::to_lowercase)
+                    .collect();
+                if p + 2 == core.len()
+                    && core[p + 1].is_ascii_alphabetic()
+                    && !matches!(core[p + 1], 's' | 'S' | 'm' | 'M' | 'd' | 'D')
+                    && !(matches!(core[p + 1], 't' | 'T')
+                        && p > 0
+                        && matches!(core[p - 1], 'n' | 'N'))
+                    && !apos_word_ok(&norm)
+                {
+                    self.emit_word(&core[..p]);
+                    self.emit("'");
+                    return i + p + 1;
+                }
+            }
         }
         // Periods after the word.
         if j < end && b[j] == '.' && !core.contains(&'\'') {
@@ -1344,7 +1393,7 @@ impl Lexer<'_> {
                     return j + 1;
                 }
                 if ABBR_NUM.contains(&lw.as_str()) {
-                    let keep = b.get(j + 1).is_some_and(|&c| c.is_ascii_digit())
+                    let keep = b.get(j + 1).is_some_and(|&c| is_digit(c))
                         || (b.get(j + 1).is_some_and(|&c| is_space(c))
                             && b.get(j + 2).is_some_and(|&c| c.is_ascii_digit()));
                     if keep {
@@ -1478,7 +1527,8 @@ impl Lexer<'_> {
         while k > j + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?' | ';' | ':') {
             k -= 1;
         }
-        if k < j + 3 {
+        // Lengths are counted in UTF-16 code units, as Java does.
+        if b[j + 1..k].iter().map(|c| c.len_utf16()).sum::<usize>() < 2 {
             return None;
         }
         Some(k - i)
@@ -1508,7 +1558,7 @@ impl Lexer<'_> {
                     j -= 1;
                 }
                 // Observed: at least two characters after the `://`.
-                if j < i + n + 2 {
+                if b[i + n..j].iter().map(|c| c.len_utf16()).sum::<usize>() < 2 {
                     return None;
                 }
                 return Some(j - i);
@@ -1560,10 +1610,6 @@ impl Lexer<'_> {
             self.emit(b);
             return;
         }
-        if apos_word_ok(&norm) {
-            self.emit(&lw);
-            return;
-        }
         if norm == "n't" {
             self.emit("n't");
             return;
@@ -1576,7 +1622,7 @@ impl Lexer<'_> {
             let p = norm[..p].chars().count();
             let stem = &nchars[..p];
             let rest = &nchars[p + 3..];
-            if stem.iter().all(|&c| is_letter(c))
+            if stem.iter().all(|&c| c.is_ascii_alphabetic())
                 && stem != ['n']
                 && !rest.is_empty()
                 && !rest.contains(&'\'')
@@ -1600,6 +1646,10 @@ impl Lexer<'_> {
                 }
             }
         }
+        if apos_word_ok(&norm) {
+            self.emit(&lw);
+            return;
+        }
         let mut cut = nchars.len();
         let mut tail: Vec<String> = Vec::new();
         'outer: loop {
@@ -1609,7 +1659,7 @@ impl Lexer<'_> {
                     && nchars[cut - cl.len()..cut] == cl[..]
                     && nchars[cut - cl.len() - 1] != '\''
                     && (c != "n't"
-                        || (nchars[..cut - 3].iter().all(|&x| is_letter(x))
+                        || (nchars[..cut - 3].iter().all(|&x| x.is_ascii_alphabetic())
                             && nchars[..cut - 3] != ['n']))
                 {
                     tail.push(c.to_string());
@@ -1643,7 +1693,7 @@ impl Lexer<'_> {
                     if k + 1 < segs.len() {
                         self.emit("'n'");
                     } else {
-                        self.emit("'n");
+                        self.emit(&format!("{}n", marks[k - 1]));
                     }
                     k += 1;
                     continue;
@@ -1652,6 +1702,18 @@ impl Lexer<'_> {
                     self.emit(&format!("'{s}"));
                     k += 1;
                     continue;
+                }
+                if k > 0 {
+                    if let Some(cl) = ["ll", "re", "ve", "s", "m", "d"].iter().find(|c| {
+                        s.len() > c.len()
+                            && s.starts_with(*c)
+                            && s[c.len()..].chars().all(|x| x.is_ascii_digit())
+                    }) {
+                        self.emit(&format!("'{cl}"));
+                        self.emit(&s[cl.len()..]);
+                        k += 1;
+                        continue;
+                    }
                 }
                 if k > 0 && !(k >= 2 && segs[k - 1] == "n") {
                     let q = if marks[k - 1] == '\u{2019}' || s.chars().count() == 1 {
@@ -1703,6 +1765,16 @@ impl Lexer<'_> {
             if starts_with(&w, t) && !after(t.len()).is_some_and(|c| c.is_ascii_alphabetic()) {
                 self.emit(t);
                 return Some(i + t.len());
+            }
+        }
+        // '90, '90s (two digits), after anything.
+        if w.len() >= 3 && w[1].is_ascii_digit() && w[2].is_ascii_digit() {
+            let n = if w.len() == 4 && w[3] == 's' { 4 } else { 3 };
+            let spaced = !after(n).is_some_and(|c| !matches!(c, ' ' | '\t' | '\n' | '\u{A0}'));
+            if w.len() == n && (n == 4 || spaced) {
+                let t: String = w.iter().collect();
+                self.emit(&t);
+                return Some(j);
             }
         }
         let prev_ok = i == 0 || !is_alnum(b[i - 1]);
