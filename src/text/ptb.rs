@@ -710,10 +710,8 @@ impl Lexer<'_> {
                 } else {
                     // Observed: opening only before an ASCII letter that is not the last
                     // character before whitespace or the end of the line.
-                    let prev_ok = i == 0 || is_space(self.buf[i - 1]) || !is_alnum(self.buf[i - 1]);
                     let opening = next.is_some_and(|n| n.is_ascii_alphabetic())
-                        && self.at(i + 2).is_some_and(|n| !is_space(n))
-                        && prev_ok;
+                        && self.at(i + 2).is_some_and(|n| !is_space(n));
                     self.emit(if opening { "`" } else { "'" });
                 }
                 i + n
@@ -1251,6 +1249,7 @@ impl Lexer<'_> {
                         && is_letter(nx)
                         && !numeric_sep
                         && !(c == '\'' && tis_twas_at(b, j + 1, end))
+                        && apos_joins(b, i, j, end)
                 }
                 _ => false,
             };
@@ -1777,17 +1776,6 @@ impl Lexer<'_> {
                 return Some(j);
             }
         }
-        let prev_ok = i == 0 || !is_alnum(b[i - 1]);
-        if !prev_ok {
-            return None;
-        }
-        // 'em, 'til, 'till, 'cause: whatever follows.
-        for t in ["'till", "'til", "'cause", "'em"] {
-            if starts_with(&w, t) {
-                self.emit(t);
-                return Some(i + t.len());
-            }
-        }
         if starts_with(&w, "'n") && w.len() == 2 {
             return match after(2) {
                 Some('\'') => {
@@ -1805,14 +1793,15 @@ impl Lexer<'_> {
                 _ => None,
             };
         }
-        // '90, '90s (two digits).
-        if w.len() >= 3 && w[1].is_ascii_digit() && w[2].is_ascii_digit() {
-            let n = if w.len() == 4 && w[3] == 's' { 4 } else { 3 };
-            let spaced = !after(n).is_some_and(|c| !matches!(c, ' ' | '\t' | '\n' | '\u{A0}'));
-            if w.len() == n && (n == 4 || spaced) {
-                let t: String = w.iter().collect();
-                self.emit(&t);
-                return Some(j);
+        let prev_ok = i == 0 || !is_alnum(b[i - 1]);
+        if !prev_ok {
+            return None;
+        }
+        // 'em, 'til, 'till, 'cause: whatever follows.
+        for t in ["'till", "'til", "'cause", "'em"] {
+            if starts_with(&w, t) {
+                self.emit(t);
+                return Some(i + t.len());
             }
         }
         None
@@ -1823,6 +1812,20 @@ impl Lexer<'_> {
     fn curly_apos(&mut self, i: usize) -> Option<usize> {
         let b = self.buf;
         if i > 0 && is_alnum(b[i - 1]) {
+            // after a word: only clitics not followed by an ASCII letter
+            for t in ["ll", "re", "ve", "s", "m", "d"] {
+                let n = t.len();
+                if i + 1 + n <= self.end
+                    && b[i + 1..i + 1 + n]
+                        .iter()
+                        .map(|c| c.to_ascii_lowercase())
+                        .eq(t.chars())
+                    && !(i + 1 + n < self.end && b[i + 1 + n].is_ascii_alphabetic())
+                {
+                    self.emit(&format!("'{t}"));
+                    return Some(i + 1 + n);
+                }
+            }
             return None;
         }
         let low = |k: usize| {
@@ -1864,6 +1867,36 @@ fn quote_map(c: char) -> Option<&'static str> {
         '\u{201F}' => "\u{201F}",
         _ => return None,
     })
+}
+
+/// Does the apostrophe at `b[j]` (inside the word starting at `i`) join the word? Observed:
+/// only when the result is an apostrophe word (`o'clock`, `ma'am`, `d'you`) or a `n't` form
+/// (`can't`, `can'tand`); otherwise the word ends and the apostrophe is lexed on its own (a
+/// clitic such as `'s`, or a quote).
+fn apos_joins(b: &[char], i: usize, j: usize, end: usize) -> bool {
+    if b[i..j].iter().any(|&c| c == '\'' || c == '\u{2019}') {
+        return false;
+    }
+    let mut k = j + 1;
+    while k < end && is_alnum(b[k]) {
+        k += 1;
+    }
+    let before: Vec<char> = b[i..j].iter().flat_map(|c| c.to_lowercase()).collect();
+    let seg: Vec<char> = b[j + 1..k].iter().flat_map(|c| c.to_lowercase()).collect();
+    // n't: ASCII letters ending in n, then t and letters or digits
+    if before.last() == Some(&'n')
+        && before[..before.len() - 1]
+            .iter()
+            .all(char::is_ascii_alphabetic)
+        && before != ['n', 'n']
+        && seg.first() == Some(&'t')
+    {
+        return true;
+    }
+    let mut w: String = before.iter().collect();
+    w.push('\'');
+    w.extend(seg.iter());
+    apos_word_ok(&w)
 }
 
 /// `is` or `was` (any case) at `buf[p]`.
