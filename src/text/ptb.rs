@@ -1198,6 +1198,10 @@ impl Lexer<'_> {
                         && !amp_mode
                         && !is_mark(prev)
                         && !is_mark(nx)
+                        && !(slash_used
+                            && c == '-'
+                            && !(nx.is_ascii_alphabetic()
+                                || b[i..j].iter().all(|&x| is_digit(x) || x == '/')))
                 }
                 '/' => {
                     let ok = slash_ok
@@ -1219,7 +1223,7 @@ impl Lexer<'_> {
                         && !numeric_sep
                         && b[i..j].iter().all(|&c| is_alnum(c) || c == '.')
                         && (!(breaks_before_letter(&b[i..j])
-                            && !(j + 2 < end && is_letter(b[j + 2])))
+                            && !(j + 2 < end && is_alnum(b[j + 2])))
                             || (j == i + 2
                                 && b[i..j]
                                     .iter()
@@ -1228,7 +1232,11 @@ impl Lexer<'_> {
                                 && matches!(nx, 'd' | 'D')))
                     {
                         true
-                    } else if is_digit(prev) && is_digit(nx) && (!has_letter || numeric_sep) {
+                    } else if is_digit(prev)
+                        && is_digit(nx)
+                        && (!has_letter || numeric_sep)
+                        && !b[i + 1..j].contains(&'-')
+                    {
                         numeric_sep = true;
                         true
                     } else {
@@ -1293,7 +1301,7 @@ impl Lexer<'_> {
             }
         }
         // dunkin' somethin' ol'
-        if j < end && b[j] == '\'' && !(j + 1 < end && is_alnum(b[j + 1])) {
+        if j < end && b[j] == '\'' && !(j + 1 < end && is_letter(b[j + 1])) {
             let lw: String = core.iter().collect::<String>().to_lowercase();
             if matches!(lw.as_str(), "dunkin" | "somethin" | "ol") {
                 let mut t = core.clone();
@@ -1343,7 +1351,7 @@ impl Lexer<'_> {
             let lw = w.to_lowercase();
             let acro = is_acronym(&core);
             // `U.S.-based`: an acronym, its period, a hyphen and a word are one token.
-            if b.get(j + 1) == Some(&'-') && j + 2 < end && is_alnum(b[j + 2]) {
+            if b.get(j + 1) == Some(&'-') && j + 2 < end && b[j + 2].is_ascii_alphanumeric() {
                 let mut k = j + 2;
                 while k < end
                     && (is_alnum(b[k]) || (b[k] == '-' && k + 1 < end && is_alnum(b[k + 1])))
@@ -1782,6 +1790,10 @@ impl Lexer<'_> {
                     self.emit("'n'");
                     Some(i + 3)
                 }
+                Some(q @ ('\u{2019}' | '\u{92}')) => {
+                    self.emit(&format!("'n{q}"));
+                    Some(i + 3)
+                }
                 None => {
                     self.emit("'n");
                     Some(i + 2)
@@ -1793,16 +1805,16 @@ impl Lexer<'_> {
                 _ => None,
             };
         }
-        let prev_ok = i == 0 || !is_alnum(b[i - 1]);
-        if !prev_ok {
-            return None;
-        }
-        // 'em, 'til, 'till, 'cause: whatever follows.
+        // 'em, 'til, 'till, 'cause: whatever follows, after anything.
         for t in ["'till", "'til", "'cause", "'em"] {
             if starts_with(&w, t) {
                 self.emit(t);
                 return Some(i + t.len());
             }
+        }
+        let prev_ok = i == 0 || !is_alnum(b[i - 1]);
+        if !prev_ok {
+            return None;
         }
         None
     }
@@ -1812,17 +1824,22 @@ impl Lexer<'_> {
     fn curly_apos(&mut self, i: usize) -> Option<usize> {
         let b = self.buf;
         if i > 0 && is_alnum(b[i - 1]) {
-            // after a word: only clitics not followed by an ASCII letter
-            for t in ["ll", "re", "ve", "s", "m", "d"] {
+            // after a word: the clitics, and `’n` before a non-letter, non-digit
+            for t in ["ll", "re", "ve", "s", "m", "d", "n"] {
                 let n = t.len();
                 if i + 1 + n <= self.end
                     && b[i + 1..i + 1 + n]
                         .iter()
                         .map(|c| c.to_ascii_lowercase())
                         .eq(t.chars())
-                    && !(i + 1 + n < self.end && b[i + 1 + n].is_ascii_alphabetic())
+                    && (t != "n" || !(i + 2 < self.end && is_alnum(b[i + 2])))
                 {
-                    self.emit(&format!("'{t}"));
+                    let tok = if t == "n" {
+                        format!("{}n", b[i])
+                    } else {
+                        format!("'{t}")
+                    };
+                    self.emit(&tok);
                     return Some(i + 1 + n);
                 }
             }
@@ -1892,6 +1909,12 @@ fn apos_joins(b: &[char], i: usize, j: usize, end: usize) -> bool {
         && seg.first() == Some(&'t')
     {
         return true;
+    }
+    let clitic = ["s", "m", "d", "re", "ve", "ll"]
+        .iter()
+        .any(|c| starts_with(&seg, c) && !seg.get(c.len()).is_some_and(char::is_ascii_alphabetic));
+    if clitic {
+        return false;
     }
     let mut w: String = before.iter().collect();
     w.push('\'');
@@ -2008,7 +2031,13 @@ fn apos_word_ok(lw: &str) -> bool {
         && matches!(a[0], 'd' | 'l' | 'n' | 'o')
         && b.len() >= 2
         && is_letter(b[0])
-        && b.iter().all(|&c| is_alnum(c))
+        && b.iter().all(|&c| {
+            if matches!(a[0], 'd' | 'l') {
+                is_alnum(c)
+            } else {
+                is_letter(c)
+            }
+        })
     {
         return true;
     }
