@@ -654,7 +654,8 @@ impl Lexer<'_> {
         match c {
             '-' | '+' if next.is_some_and(is_digit) => return self.word(i),
             '-' | '+'
-                if matches!(next, Some('.' | ':')) && self.at(i + 2).is_some_and(is_digit) =>
+                if matches!(next, Some('.' | ':' | ','))
+                    && self.at(i + 2).is_some_and(is_digit) =>
             {
                 return self.word(i)
             }
@@ -1083,7 +1084,7 @@ impl Lexer<'_> {
         // follow (`d'you`, `l'amour`); `y'` before a letter is a token (`y' all`).
         if i + 1 < end && matches!(b[i + 1], '\'' | '\u{2019}' | '\u{92}') {
             let l = b[i].to_ascii_lowercase();
-            let long = i + 3 < end && is_letter(b[i + 2]) && is_alnum(b[i + 3]);
+            let long = i + 3 < end && is_alnum(b[i + 2]) && is_alnum(b[i + 3]);
             let clitic = ["s", "m", "d", "re", "ve", "ll"].iter().any(|t| {
                 let n = t.len();
                 i + 2 + n <= end
@@ -1157,11 +1158,16 @@ impl Lexer<'_> {
                     break;
                 }
                 // A combining mark does not join a digit (`2́` → `2 ́`).
-                if is_mark(c) && j > i && is_digit(b[j - 1]) {
+                if is_mark(c) && j > i && b[i..j].iter().any(|&x| is_digit(x)) {
                     break;
                 }
                 // U+2010/U+2011/U+058A only between word characters (deleted at the end).
-                if is_hyph2(c) && !(j + 1 < end && is_alnum(b[j + 1])) {
+                if is_hyph2(c)
+                    && !(j + 1 < end
+                        && is_alnum(b[j + 1])
+                        && !is_mark(b[j + 1])
+                        && !is_mark(b[j - 1]))
+                {
                     break;
                 }
                 if is_letter(c) {
@@ -1177,7 +1183,7 @@ impl Lexer<'_> {
             // `2.c`, `2.5.c`: a number, a period and one letter (observed).
             if c == '.'
                 && is_digit(prev)
-                && nx.is_ascii_alphabetic()
+                && matches!(nx, 'c' | 'C' | 'x' | 'X')
                 && !has_letter
                 && !(j + 2 < end && is_alnum(b[j + 2]))
                 && !slash_used
@@ -1205,9 +1211,9 @@ impl Lexer<'_> {
                 }
                 '/' => {
                     let ok = slash_ok
-                        && (prev.is_ascii_alphanumeric() || is_digit(prev))
+                        && ((prev.is_ascii_alphanumeric() && nx.is_ascii_alphanumeric())
+                            || (is_digit(prev) && is_digit(nx)))
                         && !(is_digit(prev) && b[i..j].contains(&'-'))
-                        && (nx.is_ascii_alphanumeric() || is_digit(nx))
                         && !numeric_sep
                         && !amp_mode;
                     slash_used |= ok;
@@ -1254,7 +1260,7 @@ impl Lexer<'_> {
                 }
                 '\'' | '\u{2019}' => {
                     is_alnum(prev)
-                        && is_letter(nx)
+                        && is_alnum(nx)
                         && !numeric_sep
                         && !(c == '\'' && tis_twas_at(b, j + 1, end))
                         && apos_joins(b, i, j, end)
@@ -1301,9 +1307,10 @@ impl Lexer<'_> {
             }
         }
         // dunkin' somethin' ol'
-        if j < end && b[j] == '\'' && !(j + 1 < end && is_letter(b[j + 1])) {
+        if j < end && b[j] == '\'' {
             let lw: String = core.iter().collect::<String>().to_lowercase();
-            if matches!(lw.as_str(), "dunkin" | "somethin" | "ol") {
+            let free = !(j + 1 < end && is_letter(b[j + 1]));
+            if (free && matches!(lw.as_str(), "dunkin" | "somethin")) || lw == "ol" {
                 let mut t = core.clone();
                 t.push('\'');
                 self.emit_lower(&t);
@@ -1314,8 +1321,9 @@ impl Lexer<'_> {
         if j + 1 < end
             && b[j] == '.'
             && matches!(b[j + 1], ',' | ';' | ':')
-            && is_letter(core[0])
+            && is_alnum(core[0])
             && !core.contains(&'/')
+            && !core.contains(&'\'')
         {
             let mut t = core.clone();
             t.push('.');
@@ -1514,8 +1522,9 @@ impl Lexer<'_> {
         if j >= self.end || b[j] != '/' {
             return None;
         }
-        let host: String = b[i..j].iter().map(|c| c.to_ascii_lowercase()).collect();
-        let www = host.starts_with("www.") && host[4..].contains('.');
+        // Observed: case-sensitive (`X.com/ab` is not a URL).
+        let host: String = b[i..j].iter().collect();
+        let www = host.to_ascii_lowercase().starts_with("www.") && host[4..].contains('.');
         let tld = [".com", ".net", ".org", ".edu"]
             .iter()
             .any(|t| host.ends_with(t) && host.len() > t.len());
@@ -1554,14 +1563,11 @@ impl Lexer<'_> {
             {
                 let mut j = i + n;
                 while j < self.end
-                    && !matches!(
-                        b[j],
-                        ' ' | '\t' | '\n' | '\u{A0}' | '"' | '<' | '>' | ')' | '('
-                    )
+                    && !matches!(b[j], ' ' | '\t' | '\n' | '"' | '<' | '>' | ')' | '(')
                 {
                     j += 1;
                 }
-                while j > i + n && matches!(b[j - 1], '.' | ',' | '!' | '?' | ';' | ':') {
+                while j > i + n && matches!(b[j - 1], '.' | ',' | '!' | '?') {
                     j -= 1;
                 }
                 // Observed: at least two characters after the `://`.
@@ -1645,12 +1651,19 @@ impl Lexer<'_> {
                     self.emit(&(nt + &rest_o));
                     return;
                 }
-                if rest.iter().all(|&c| is_digit(c)) {
-                    self.emit(&stem_o);
-                    self.emit(&nt);
-                    self.emit(&rest_o);
-                    return;
+                self.emit(&stem_o);
+                self.emit(&nt);
+                match rest_o
+                    .strip_prefix('-')
+                    .filter(|r| !r.starts_with(|c: char| c.is_ascii_digit()))
+                {
+                    Some(r) => {
+                        self.emit("-");
+                        self.emit(r);
+                    }
+                    None => self.emit(&rest_o),
                 }
+                return;
             }
         }
         if apos_word_ok(&norm) {
@@ -1774,11 +1787,15 @@ impl Lexer<'_> {
                 return Some(i + t.len());
             }
         }
-        // '90, '90s (two digits), after anything.
-        if w.len() >= 3 && w[1].is_ascii_digit() && w[2].is_ascii_digit() {
-            let n = if w.len() == 4 && w[3] == 's' { 4 } else { 3 };
-            let spaced = !after(n).is_some_and(|c| !matches!(c, ' ' | '\t' | '\n' | '\u{A0}'));
-            if w.len() == n && (n == 4 || spaced) {
+        // '60s (any follower), '90 (two digits, then a space or the end), after anything.
+        if w.len() >= 4 && ('2'..='9').contains(&w[1]) && w[2] == '0' && w[3] == 's' {
+            let t: String = w[..4].iter().collect();
+            self.emit(&t);
+            return Some(i + 4);
+        }
+        if w.len() == 3 && w[1].is_ascii_digit() && w[2].is_ascii_digit() {
+            let spaced = !after(3).is_some_and(|c| !matches!(c, ' ' | '\t' | '\n' | '\u{A0}'));
+            if spaced {
                 let t: String = w.iter().collect();
                 self.emit(&t);
                 return Some(j);
@@ -1852,10 +1869,23 @@ impl Lexer<'_> {
                 ' '
             }
         };
-        if low(1).is_ascii_digit() && low(2).is_ascii_digit() && !is_alnum(low(3)) {
+        if ('2'..='9').contains(&low(1)) && low(2) == '0' && low(3) == 's' {
+            let t: String = b[i..i + 4].iter().collect();
+            self.emit(&t.to_lowercase());
+            return Some(i + 4);
+        }
+        if low(1).is_ascii_digit() && low(2).is_ascii_digit() && matches!(low(3), ' ' | '\t' | '\n')
+        {
             let t: String = b[i..i + 3].iter().collect();
             self.emit(&t);
             return Some(i + 3);
+        }
+        for t in ["till", "til", "cause"] {
+            if t.chars().enumerate().all(|(k, c)| low(k + 1) == c) {
+                let tok: String = b[i..i + 1 + t.len()].iter().collect();
+                self.emit(&tok.to_lowercase());
+                return Some(i + 1 + t.len());
+            }
         }
         for t in ["ll", "re", "ve", "em", "s", "m", "d", "n"] {
             if t.chars().enumerate().all(|(k, c)| low(k + 1) == c) {
@@ -2030,7 +2060,7 @@ fn apos_word_ok(lw: &str) -> bool {
     if a.len() == 1
         && matches!(a[0], 'd' | 'l' | 'n' | 'o')
         && b.len() >= 2
-        && is_letter(b[0])
+        && (is_letter(b[0]) || matches!(a[0], 'd' | 'l'))
         && b.iter().all(|&c| {
             if matches!(a[0], 'd' | 'l') {
                 is_alnum(c)
