@@ -339,6 +339,7 @@ pub fn ptb_line(caption: &str, next: Option<&str>) -> String {
         end,
         out: String::with_capacity(line.len() + 8),
         no_at_before: 0,
+        no_dotcom_before: 0,
     };
     lx.run();
     lx.out
@@ -588,6 +589,8 @@ struct Lexer<'a> {
     out: String,
     /// No `@` before the next e-mail terminator for starts before this position.
     no_at_before: usize,
+    /// No `.com`-like ending before the next terminator for starts before this position.
+    no_dotcom_before: usize,
 }
 
 /// Characters that end an e-mail-like token (observed: most other characters, including
@@ -645,6 +648,13 @@ impl Lexer<'_> {
         let next = self.at(i + 1);
         if is_wordish(c) && !is_hyph2(c) {
             return self.word(i);
+        }
+        if !c.is_ascii_alphanumeric() && !matches!(c, ' ' | '\t' | '\n') {
+            if let Some(n) = self.dotcom(i) {
+                let t: String = self.buf[i..i + n].iter().collect();
+                self.emit(&t.to_lowercase());
+                return i + n;
+            }
         }
         if matches!(c, ':' | ';' | '=' | '<' | '>') && self.emoticon_at(i) {
             if let Some(n) = self.emoticon(i) {
@@ -1527,7 +1537,8 @@ impl Lexer<'_> {
         let www = host.to_ascii_lowercase().starts_with("www.") && host[4..].contains('.');
         let tld = [".com", ".net", ".org", ".edu"]
             .iter()
-            .any(|t| host.ends_with(t) && host.len() > t.len());
+            .any(|t| host.ends_with(t) && host.len() > t.len())
+            && !host.chars().any(|c| c.is_ascii_uppercase());
         if !(www || tld) {
             return None;
         }
@@ -1548,6 +1559,50 @@ impl Lexer<'_> {
             return None;
         }
         Some(k - i)
+    }
+
+    /// A run of characters that starts with a symbol (or a no-break space) and reaches a
+    /// `.com`, `.net`, `.org` or `.edu` (any case) is one token, with an optional path of at
+    /// least two characters (observed: `+.com`, `\u{A0}.com`, `\u{2019}.org/ab`).
+    fn dotcom(&mut self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        if i < self.no_dotcom_before {
+            return None;
+        }
+        let stop = |c: char| matches!(c, ' ' | '\t' | '\n' | '"' | '<' | '>' | '(' | ')');
+        let mut p = i + 1;
+        loop {
+            if p >= self.end || stop(b[p]) {
+                self.no_dotcom_before = p;
+                return None;
+            }
+            if b[p] == '.'
+                && p + 4 <= self.end
+                && ["com", "net", "org", "edu"].iter().any(|t| {
+                    b[p + 1..p + 4]
+                        .iter()
+                        .map(|c| c.to_ascii_lowercase())
+                        .eq(t.chars())
+                })
+            {
+                break;
+            }
+            p += 1;
+        }
+        let e = p + 4;
+        if e < self.end && b[e] == '/' {
+            let mut k = e + 1;
+            while k < self.end && !stop(b[k]) {
+                k += 1;
+            }
+            while k > e + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?') {
+                k -= 1;
+            }
+            if b[e + 1..k].iter().map(|c| c.len_utf16()).sum::<usize>() >= 2 {
+                return Some(k - i);
+            }
+        }
+        Some(e - i)
     }
 
     fn url(&self, i: usize) -> Option<usize> {
@@ -1666,7 +1721,13 @@ impl Lexer<'_> {
                 return;
             }
         }
-        if apos_word_ok(&norm) {
+        if apos_word_ok(&norm)
+            || core.iter().filter(|&&c| c == '\'').count() == 1
+                && core
+                    .iter()
+                    .position(|&c| c == '\'')
+                    .is_some_and(|p| caps_apos_word(&core[..p], &core[p + 1..]))
+        {
             self.emit(&lw);
             return;
         }
@@ -1940,6 +2001,9 @@ fn apos_joins(b: &[char], i: usize, j: usize, end: usize) -> bool {
     {
         return true;
     }
+    if caps_apos_word(&b[i..j], &b[j + 1..k]) {
+        return true;
+    }
     let clitic = ["s", "m", "d", "re", "ve", "ll"]
         .iter()
         .any(|c| starts_with(&seg, c) && !seg.get(c.len()).is_some_and(char::is_ascii_alphabetic));
@@ -1950,6 +2014,26 @@ fn apos_joins(b: &[char], i: usize, j: usize, end: usize) -> bool {
     w.push('\'');
     w.extend(seg.iter());
     apos_word_ok(&w)
+}
+
+/// Observed with capitals: `S'mo`, `C'MO` (one capital, then two or more letters) and `WE'L`,
+/// `ho'F` (letters, then one capital at the end) are apostrophe words.
+fn caps_apos_word(bo: &[char], so: &[char]) -> bool {
+    (bo.len() == 1
+        && bo[0].is_ascii_uppercase()
+        && !matches!(bo[0], 'Y' | 'I')
+        && so.len() >= 2
+        && so.iter().all(char::is_ascii_alphabetic))
+        && !matches!(
+            so.iter().collect::<String>().to_ascii_lowercase().as_str(),
+            "re" | "ve" | "ll"
+        )
+        || (so.len() == 1
+            && so[0].is_ascii_uppercase()
+            && !matches!(so[0], 'S' | 'M' | 'D')
+            && !(so[0] == 'T' && bo.last().is_some_and(|c| matches!(c, 'n' | 'N')))
+            && bo.len() >= 2
+            && bo.iter().all(char::is_ascii_alphabetic))
 }
 
 /// `is` or `was` (any case) at `buf[p]`.
