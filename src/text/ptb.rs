@@ -646,15 +646,15 @@ impl Lexer<'_> {
     fn step(&mut self, i: usize) -> usize {
         let c = self.buf[i];
         let next = self.at(i + 1);
-        if is_wordish(c) && !is_hyph2(c) {
-            return self.word(i);
-        }
-        if !c.is_ascii_alphanumeric() && !matches!(c, ' ' | '\t' | '\n') {
+        if !matches!(c, ' ' | '\t' | '\n') {
             if let Some(n) = self.dotcom(i) {
                 let t: String = self.buf[i..i + n].iter().collect();
                 self.emit(&t.to_lowercase());
                 return i + n;
             }
+        }
+        if is_wordish(c) && !is_hyph2(c) {
+            return self.word(i);
         }
         if matches!(c, ':' | ';' | '=' | '<' | '>') && self.emoticon_at(i) {
             if let Some(n) = self.emoticon(i) {
@@ -1168,7 +1168,7 @@ impl Lexer<'_> {
                     break;
                 }
                 // A combining mark does not join a digit (`2́` → `2 ́`).
-                if is_mark(c) && j > i && b[i..j].iter().any(|&x| is_digit(x)) {
+                if is_mark(c) && j > i && is_digit(b[i]) {
                     break;
                 }
                 // U+2010/U+2011/U+058A only between word characters (deleted at the end).
@@ -1193,7 +1193,7 @@ impl Lexer<'_> {
             // `2.c`, `2.5.c`: a number, a period and one letter (observed).
             if c == '.'
                 && is_digit(prev)
-                && matches!(nx, 'c' | 'C' | 'x' | 'X')
+                && matches!(nx, 'c' | 'C' | 'h' | 'H' | 'x' | 'X')
                 && !has_letter
                 && !(j + 2 < end && is_alnum(b[j + 2]))
                 && !slash_used
@@ -1538,7 +1538,7 @@ impl Lexer<'_> {
         let tld = [".com", ".net", ".org", ".edu"]
             .iter()
             .any(|t| host.ends_with(t) && host.len() > t.len())
-            && !host.chars().any(|c| c.is_ascii_uppercase());
+            && !host.starts_with(|c: char| c.is_ascii_uppercase());
         if !(www || tld) {
             return None;
         }
@@ -1551,7 +1551,7 @@ impl Lexer<'_> {
         {
             k += 1;
         }
-        while k > j + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?' | ';' | ':') {
+        while k > j + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?' | ';' | ':' | '-') {
             k -= 1;
         }
         // Lengths are counted in UTF-16 code units, as Java does.
@@ -1570,9 +1570,20 @@ impl Lexer<'_> {
             return None;
         }
         let stop = |c: char| matches!(c, ' ' | '\t' | '\n' | '"' | '<' | '>' | '(' | ')');
+        // Observed: ASCII letters and digits, `# % & * + ~`, periods and any non-ASCII
+        // character (no-break and zero-width spaces included) make up the run.
+        let inside = |c: char| {
+            c.is_ascii_lowercase()
+                || c.is_ascii_digit()
+                || matches!(c, '#' | '%' | '&' | '*' | '+' | '~' | '.')
+                || !c.is_ascii()
+        };
+        if b[i] == '.' || !inside(b[i]) {
+            return None;
+        }
         let mut p = i + 1;
         loop {
-            if p >= self.end || stop(b[p]) {
+            if p >= self.end || !inside(b[p]) {
                 self.no_dotcom_before = p;
                 return None;
             }
@@ -1588,6 +1599,12 @@ impl Lexer<'_> {
                 break;
             }
             p += 1;
+        }
+        if b[i..p]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == '.')
+        {
+            return None; // an ordinary word or host
         }
         let e = p + 4;
         if e < self.end && b[e] == '/' {
