@@ -508,19 +508,6 @@ fn breaks_before_letter(w: &[char]) -> bool {
         && !(CAP_ONLY.contains(&lw.as_str()) && w[0].is_ascii_lowercase())
 }
 
-#[allow(dead_code)]
-fn word_case_ok(w: &str) -> bool {
-    // lower, Capitalised or UPPER only
-    let mut cs = w.chars();
-    let first = cs.next();
-    let rest: String = cs.collect();
-    first.is_some()
-        && (rest.chars().all(|c| c.is_ascii_lowercase())
-            || rest.chars().all(|c| c.is_ascii_uppercase()))
-        && (first.is_some_and(|f| f.is_ascii_uppercase())
-            || w.chars().all(|c| c.is_ascii_lowercase()))
-}
-
 /// `.` at `buf[p]` ends an abbreviation: does what follows make it a sentence end for the
 /// extra-period abbreviations? (kept without extra only when exactly one whitespace follows and
 /// then a character that is not whitespace, not upper case and not an SGML tag).
@@ -1176,10 +1163,10 @@ impl Lexer<'_> {
                 }
                 // U+2010/U+2011/U+058A only between word characters (deleted at the end).
                 if is_hyph2(c)
-                    && !(j + 1 < end
-                        && is_alnum(b[j + 1])
-                        && !is_mark(b[j + 1])
-                        && !is_mark(b[j - 1]))
+                    && (j + 1 >= end
+                        || !is_alnum(b[j + 1])
+                        || is_mark(b[j + 1])
+                        || is_mark(b[j - 1]))
                 {
                     break;
                 }
