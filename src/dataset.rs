@@ -201,7 +201,12 @@ impl Dataset {
     /// No lock is held while building (callers run on the rayon pool, where a thread waiting
     /// for a parallel build can pick up another request's job): concurrent requests may build
     /// the same image's graph; the first stored is kept (they are equal).
-    fn spice_refs(&self, sp: &Spice, positions: &[usize], refs_tok: &[Vec<String>]) -> Option<CachedGraphs> {
+    fn spice_refs(
+        &self,
+        sp: &Spice,
+        positions: &[usize],
+        refs_tok: &[Vec<String>],
+    ) -> Option<CachedGraphs> {
         if refs_tok.len() != positions.len() {
             return None;
         }
@@ -270,10 +275,7 @@ impl Dataset {
     /// Tokenized and interned references for `batch`, a batch assembled against this dataset's
     /// references (items in dataset order), with the number of references that had to be
     /// re-tokenized for their subset context.
-    fn tokenized_for(
-        &self,
-        positions: &[usize],
-    ) -> (Vec<Vec<String>>, Interned<'_>, usize) {
+    fn tokenized_for(&self, positions: &[usize]) -> (Vec<Vec<String>>, Interned<'_>, usize) {
         let mut interner = self.interner.clone();
         let mut tok_refs = Vec::with_capacity(positions.len());
         let mut ids = Vec::with_capacity(positions.len());
@@ -369,7 +371,10 @@ impl ReferenceSource for Dataset {
         let whole = self.covers_all(batch);
         let batch_table = (whole && retokenized == 0).then(|| self.table());
         let spice = match req.spice {
-            Some(sp) => Some(self.spice_refs(sp, &positions, &tokenized).ok_or_else(not_ours)?),
+            Some(sp) => Some(
+                self.spice_refs(sp, &positions, &tokenized)
+                    .ok_or_else(not_ours)?,
+            ),
             None => None,
         };
         Ok(PreparedRefs {

@@ -189,9 +189,7 @@ pub fn score(
     let batch = refs.assemble(candidates)?;
     let req = PrepareRequest {
         tokenize: opts.tokenizer == Tokenizer::Ptb,
-        spice: opts
-            .spice
-            .filter(|_| opts.metrics.contains(&Metric::Spice)),
+        spice: opts.spice.filter(|_| opts.metrics.contains(&Metric::Spice)),
     };
     let (prepared, cand_tok) = rayon::join(
         || {

@@ -39,7 +39,7 @@ pub enum ImageIdSchema {
 
 /// Declares [`Scores`] from one list: field, output key, description.
 macro_rules! score_keys {
-    ($($f:ident => $k:literal, $doc:literal;)*) => {
+    ($($f:ident => $k:tt, $doc:tt;)*) => {
         /// Scores by output key (pycocoevalcap's names), only the metrics computed.
         #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, ToSchema)]
         pub struct Scores {
@@ -134,7 +134,7 @@ impl From<&BleuStats> for BleuTotals {
 
 /// Declares [`WarningCode`] from one table: variant, code, meaning.
 macro_rules! warning_codes {
-    ($($(#[$doc:meta])* $v:ident => ($s:literal, $when:literal),)*) => {
+    ($($(#[$doc:meta])* $v:ident => ($s:tt, $when:tt),)*) => {
         /// Every stable warning code (`warnings[].code`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ToSchema)]
         pub enum WarningCode {
@@ -252,7 +252,7 @@ impl From<&ScoredTuple> for SpiceTuple {
 
 /// Declares the two SPICE category records from one list of SPICE's category names.
 macro_rules! spice_categories {
-    ($($f:ident => $k:literal, $doc:literal;)*) => {
+    ($($f:ident => $k:tt, $doc:tt;)*) => {
         /// The seven categories of one image, under SPICE's names.
         #[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
         pub struct SpiceCategories {

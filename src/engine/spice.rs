@@ -93,10 +93,8 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
         .map(|i| batch.items[i].image_id.raw.clone())
         .collect();
     if !failed_ids.is_empty() {
-        out.late_warnings.push(Warning::new(
-            WarningCode::SpiceConversionFailed,
-            failed_ids,
-        ));
+        out.late_warnings
+            .push(Warning::new(WarningCode::SpiceConversionFailed, failed_ids));
     }
     out.signature(
         Metric::Spice,

@@ -95,7 +95,12 @@ impl ErrorCode {
     pub fn markdown_table() -> String {
         let mut s = String::from("| code | status | when |\n| --- | --- | --- |\n");
         for c in ErrorCode::ALL {
-            s.push_str(&format!("| `{}` | {} | {} |\n", c.as_str(), c.status(), c.when()));
+            s.push_str(&format!(
+                "| `{}` | {} | {} |\n",
+                c.as_str(),
+                c.status(),
+                c.when()
+            ));
         }
         s
     }
@@ -120,4 +125,3 @@ impl InputError {
         InputError { code, message }
     }
 }
-

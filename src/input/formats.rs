@@ -6,11 +6,10 @@
 
 use std::fmt;
 
-
 use serde_json::Value;
 
-use super::{Candidate, ImageId, References};
 use super::error::{ErrorCode, InputError};
+use super::{Candidate, ImageId, References};
 
 /// Parses JSON text, mapping errors to `invalid_json` with the position.
 pub fn parse_json(text: &str, what: &str) -> Result<Value, InputError> {
@@ -601,4 +600,3 @@ pub fn parse_candidates(v: &Value) -> Result<Vec<Candidate>, InputError> {
     }
     Ok(out)
 }
-

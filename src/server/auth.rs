@@ -15,8 +15,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::error::ApiError;
-use crate::input::ErrorCode;
 use super::state::AppState;
+use crate::input::ErrorCode;
 
 /// A key's role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

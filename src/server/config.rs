@@ -118,7 +118,6 @@ impl ServeArgs {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -96,7 +96,9 @@ impl From<InputError> for ApiError {
 impl From<DatasetError> for ApiError {
     fn from(e: DatasetError) -> ApiError {
         match e {
-            DatasetError::InvalidName(_) => ApiError::new(ErrorCode::InvalidDatasetName, e.to_string()),
+            DatasetError::InvalidName(_) => {
+                ApiError::new(ErrorCode::InvalidDatasetName, e.to_string())
+            }
             DatasetError::NotFound(_) => ApiError::new(ErrorCode::UnknownDataset, e.to_string()),
             DatasetError::Input(i) => i.into(),
             DatasetError::Io(io) => ApiError::internal(format!("dataset storage: {io}")),

@@ -13,11 +13,11 @@ use tokio::sync::{oneshot, Semaphore};
 
 use super::auth::Keys;
 use super::error::ApiError;
-use crate::input::ErrorCode;
 use super::telemetry;
 use super::Limits;
 use crate::dataset::Registry;
 use crate::engine::Metric;
+use crate::input::ErrorCode;
 use crate::metrics::meteor::Meteor;
 use crate::metrics::spice::Spice;
 

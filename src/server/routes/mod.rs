@@ -36,7 +36,10 @@ pub(crate) fn to_json_bytes<T: Serialize>(v: &T) -> Result<Vec<u8>, ApiError> {
 }
 
 /// Parses a JSON body: syntax errors are 400 `invalid_json`, shape errors 422 `invalid_format`.
-pub(crate) fn parse_body<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, ApiError> {
+pub(crate) fn parse_body<T: serde::de::DeserializeOwned>(
+    body: &[u8],
+    what: &str,
+) -> Result<T, ApiError> {
     serde_json::from_slice(body).map_err(|e| {
         // A value that parses into a typed field with a code of its own (a metric name).
         if let Some(coded) = crate::engine::coded_error(&e.to_string()) {
@@ -54,7 +57,11 @@ pub(crate) fn limit(msg: String) -> ApiError {
     InputError::new(ErrorCode::LimitExceeded, msg).into()
 }
 
-pub(crate) fn check_caption(app: &App, caption: &str, at: &dyn Fn() -> String) -> Result<(), ApiError> {
+pub(crate) fn check_caption(
+    app: &App,
+    caption: &str,
+    at: &dyn Fn() -> String,
+) -> Result<(), ApiError> {
     let max = app.limits.max_caption_chars;
     if caption.len() > max && caption.chars().count() > max {
         return Err(limit(format!(
@@ -88,7 +95,10 @@ pub async fn not_found() -> ApiError {
 
 /// Known route, wrong method.
 pub async fn method_not_allowed() -> ApiError {
-    ApiError::new(ErrorCode::MethodNotAllowed, "method not allowed on this route")
+    ApiError::new(
+        ErrorCode::MethodNotAllowed,
+        "method not allowed on this route",
+    )
 }
 
 /// A fault-injection hook called with every score request's body before it is parsed

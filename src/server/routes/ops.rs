@@ -88,4 +88,3 @@ pub async fn prometheus(State(s): State<AppState>) -> Response {
     );
     res
 }
-

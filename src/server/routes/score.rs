@@ -277,4 +277,3 @@ pub async fn score(
             .await??;
     Ok(json_response(StatusCode::OK, bytes))
 }
-
