@@ -98,7 +98,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
     }
     out.signature(
         Metric::Spice,
-        "spice:1.0-scoring,parser=en_core_web_sm-3.8.0-native,synsets".into(),
+        "spice:1.0-scoring,parser=en_core_web_sm-3.8.0-native,convert=2,synsets".into(),
     );
     Ok(())
 }
