@@ -234,8 +234,11 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         explain,
         ..Options::new(&metrics)
     };
-    let report = match (&job.inline, &ds) {
-        (Some(refs), _) => engine::score(job.candidates, refs, &opts)?,
+    let report = match (job.inline, &ds) {
+        // The request's captions move into the batch (not copied).
+        (Some(refs), _) => {
+            engine::score(job.candidates, &engine::OwnedReferences::new(refs), &opts)?
+        }
         (None, Some(d)) => engine::score(job.candidates, &**d, &opts)?,
         (None, None) => return Err(ApiError::internal("a job without references")),
     };
