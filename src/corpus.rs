@@ -1526,7 +1526,7 @@ impl<'a> Grams<'a> {
 
 /// Owned n-gram id counts of sentences, for tests and small callers: n-grams get ids from a
 /// shared table, so sentences counted by the same `GramCounter` compare.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct GramCounter {
     ids: FxHashMap<Ngram, u32>,
 }

@@ -10,17 +10,9 @@ use super::{Ctx, Metric, Out};
 use crate::input::{ErrorCode, InputError};
 use crate::metrics::meteor::{self, MeteorError, SegmentStats};
 
-/// Runs METEOR when the context asks for it.
+/// Runs METEOR (the engine calls it only when the metric is asked for).
 pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
-    if !ctx.wants(Metric::Meteor) {
-        return Ok(());
-    }
-    let m = ctx.opts.meteor.ok_or_else(|| {
-        InputError::new(
-            ErrorCode::MetricUnavailable,
-            "METEOR is not available: its resources are not loaded (run `capscore fetch`)",
-        )
-    })?;
+    let m = ctx.loaded(Metric::Meteor, ctx.opts.meteor)?;
     let _span = tracing::debug_span!("meteor").entered();
     let (batch, tok) = (ctx.batch, ctx.tok);
     let stats: Vec<Result<SegmentStats, MeteorError>> = (0..batch.items.len())

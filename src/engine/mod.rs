@@ -149,6 +149,19 @@ impl Ctx<'_> {
     fn wants(&self, m: Metric) -> bool {
         self.opts.metrics.contains(&m)
     }
+
+    /// The loaded resource a step needs, or `metric_unavailable` naming the metric.
+    fn loaded<'r, T>(&self, m: Metric, r: Option<&'r T>) -> Result<&'r T, InputError> {
+        r.ok_or_else(|| {
+            InputError::new(
+                crate::input::ErrorCode::MetricUnavailable,
+                format!(
+                    "{} is not available: its resources are not loaded (run `capscore fetch`)",
+                    m.keys()[0]
+                ),
+            )
+        })
+    }
 }
 
 /// What the steps write: scores per image in evaluation order.

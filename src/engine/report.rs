@@ -198,35 +198,53 @@ impl Warning {
     }
 }
 
-/// One SPICE category: tuple counts and precision, recall, F (null where undefined: the image
-/// has no reference tuples of that category; `All` is never null).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
-pub struct SpicePrf {
-    /// Candidate tuples matching some reference tuple.
-    pub tp: i64,
-    /// Candidate tuples minus `tp`.
-    pub fp: i64,
-    /// Reference tuples minus `tp` (can be negative).
-    #[serde(rename = "fn")]
-    pub fn_: i64,
-    /// Precision.
-    pub precision: Option<f64>,
-    /// Recall (can exceed 1).
-    pub recall: Option<f64>,
-    /// F-measure.
-    pub f: Option<f64>,
+/// One SPICE category as sent: the metric's own [`Prf`] (serialized by it), documented for
+/// the API schema here because `metrics/` stays free of utoipa.
+pub type SpicePrf = Prf;
+
+impl utoipa::PartialSchema for Prf {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, SchemaType, Type};
+        let count = |d: &str| {
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+                .description(Some(d))
+        };
+        let ratio = |d: &str| {
+            ObjectBuilder::new()
+                .schema_type(SchemaType::from_iter([Type::Number, Type::Null]))
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Double)))
+                .description(Some(d))
+        };
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .description(Some(
+                "One SPICE category: tuple counts and precision, recall, F (null where undefined: \
+                 the image\nhas no reference tuples of that category; `All` is never null).",
+            ))
+            .property(
+                "tp",
+                count("Candidate tuples matching some reference tuple."),
+            )
+            .required("tp")
+            .property("fp", count("Candidate tuples minus `tp`."))
+            .required("fp")
+            .property(
+                "fn",
+                count("Reference tuples minus `tp` (can be negative)."),
+            )
+            .required("fn")
+            .property("precision", ratio("Precision."))
+            .property("recall", ratio("Recall (can exceed 1)."))
+            .property("f", ratio("F-measure."))
+            .into()
+    }
 }
 
-impl From<Prf> for SpicePrf {
-    fn from(p: Prf) -> SpicePrf {
-        SpicePrf {
-            tp: p.tp,
-            fp: p.fp,
-            fn_: p.fn_,
-            precision: p.precision,
-            recall: p.recall,
-            f: p.f,
-        }
+impl ToSchema for Prf {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "SpicePrf".into()
     }
 }
 
@@ -269,7 +287,7 @@ macro_rules! spice_categories {
         impl SpiceCategories {
             /// An image's categories.
             pub fn of(im: &SpiceImage) -> SpiceCategories {
-                SpiceCategories { $($f: im.$f.into(),)* }
+                SpiceCategories { $($f: im.$f,)* }
             }
         }
 

@@ -87,14 +87,20 @@ pub trait ReferenceSource: Sync {
     fn assemble(&self, candidates: Vec<Candidate>) -> Result<Batch, InputError>;
 
     /// The references of `batch` (assembled by [`ReferenceSource::assemble`]) ready to score.
+    /// By default (inline sources) they are tokenized from the batch itself, nothing cached.
     fn prepare(
         &self,
         batch: &Batch,
         req: &PrepareRequest<'_>,
-    ) -> Result<PreparedRefs<'_>, InputError>;
+    ) -> Result<PreparedRefs<'_>, InputError> {
+        Ok(inline_prepared(batch, req))
+    }
 
-    /// The source's own document-frequency table (`cider_df: "dataset"`), if it keeps one.
-    fn df_table(&self) -> Option<DfTableRef<'_>>;
+    /// The source's own document-frequency table (`cider_df: "dataset"`), if it keeps one
+    /// (inline sources keep none).
+    fn df_table(&self) -> Option<DfTableRef<'_>> {
+        None
+    }
 }
 
 /// Tokenizes per-item reference lists as ONE stream (images in order, references in order),
@@ -131,18 +137,6 @@ impl ReferenceSource for References {
     fn assemble(&self, candidates: Vec<Candidate>) -> Result<Batch, InputError> {
         input::assemble(self, candidates)
     }
-
-    fn prepare(
-        &self,
-        batch: &Batch,
-        req: &PrepareRequest<'_>,
-    ) -> Result<PreparedRefs<'_>, InputError> {
-        Ok(inline_prepared(batch, req))
-    }
-
-    fn df_table(&self) -> Option<DfTableRef<'_>> {
-        None
-    }
 }
 
 /// References handed over for ONE job: [`ReferenceSource::assemble`] moves their captions into
@@ -171,17 +165,5 @@ impl ReferenceSource for OwnedReferences {
                 )
             })?;
         input::assemble_owned(refs, candidates)
-    }
-
-    fn prepare(
-        &self,
-        batch: &Batch,
-        req: &PrepareRequest<'_>,
-    ) -> Result<PreparedRefs<'_>, InputError> {
-        Ok(inline_prepared(batch, req))
-    }
-
-    fn df_table(&self) -> Option<DfTableRef<'_>> {
-        None
     }
 }

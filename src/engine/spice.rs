@@ -12,20 +12,12 @@ use serde_json::Value;
 
 use super::report::{SpiceCategories, SpiceImageReport, SpiceMeans, SpiceReport, SpiceTuple};
 use super::{Ctx, Metric, Out, Warning, WarningCode};
-use crate::input::{ErrorCode, ImageKey, InputError};
+use crate::input::{ImageKey, InputError};
 use crate::metrics::spice::{SceneGraph, SpiceImage, SpiceItem};
 
-/// Runs SPICE when the context asks for it.
+/// Runs SPICE (the engine calls it only when the metric is asked for).
 pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
-    if !ctx.wants(Metric::Spice) {
-        return Ok(());
-    }
-    let sp = ctx.opts.spice.ok_or_else(|| {
-        InputError::new(
-            ErrorCode::MetricUnavailable,
-            "SPICE is not available: its resources are not loaded (run `capscore fetch`)",
-        )
-    })?;
+    let sp = ctx.loaded(Metric::Spice, ctx.opts.spice)?;
     let _span = tracing::debug_span!("spice").entered();
     let (batch, tok) = (ctx.batch, ctx.tok);
     let n = batch.items.len();

@@ -7,6 +7,19 @@ pub mod meteor;
 pub mod rouge;
 pub mod spice;
 
+/// Whether two ascending slices share an element (a merge walk).
+pub fn sorted_intersect<T: Ord>(a: &[T], b: &[T]) -> bool {
+    let (mut x, mut y) = (0, 0);
+    while x < a.len() && y < b.len() {
+        match a[x].cmp(&b[y]) {
+            std::cmp::Ordering::Less => x += 1,
+            std::cmp::Ordering::Greater => y += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
+}
+
 /// The mean of `values` as numpy computes `np.mean` for a float64 array: pairwise summation
 /// (blocks of 8 accumulators below 128 elements, halving above), then division by the count
 /// (spec COCO §7). ROUGE-L and CIDEr-D aggregates use it; a sequential sum differs in the last

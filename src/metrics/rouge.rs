@@ -205,16 +205,20 @@ mod tests {
         assert_eq!(score("", &["a man"]), 0.0);
     }
 
-    #[test]
-    fn bit_parallel_lcs_equals_the_dp() {
-        // Deterministic pseudo-random word sequences over small alphabets, lengths 0..=70.
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: u64| {
+    /// A deterministic pseudo-random source: `next(m)` is in `0..m`.
+    fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
+        move |m| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x % m
-        };
+        }
+    }
+
+    #[test]
+    fn bit_parallel_lcs_equals_the_dp() {
+        // Deterministic pseudo-random word sequences over small alphabets, lengths 0..=70.
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         let mut row = Vec::new();
         for _ in 0..3000 {
             let alpha = 1 + next(6);
@@ -228,13 +232,7 @@ mod tests {
 
     #[test]
     fn score_ids_equals_score_words() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut scratch = Scratch::default();
         for _ in 0..2000 {
             let alpha = 1 + next(8) as u32;

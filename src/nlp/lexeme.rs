@@ -189,26 +189,29 @@ mod tests {
 
     #[test]
     fn shapes() {
-        assert_eq!(shape("Apple"), "Xxxxx");
-        assert_eq!(shape("applesauce"), "xxxx");
-        assert_eq!(shape("C3PO"), "XdXX");
-        assert_eq!(shape("1,000"), "d,ddd");
-        assert_eq!(shape("a-b"), "x-x");
+        let words = ["Apple", "applesauce", "C3PO", "1,000", "a-b"];
+        let shapes: Vec<String> = words.iter().map(|w| shape(w)).collect();
+        assert_eq!(shapes, ["Xxxxx", "xxxx", "XdXX", "d,ddd", "x-x"]);
     }
 
     #[test]
     fn affixes() {
-        assert_eq!(prefix("über"), "ü");
-        assert_eq!(suffix("über"), "ber");
-        assert_eq!(suffix("go"), "go");
-        assert_eq!(prefix(""), "");
+        let cases = [
+            (prefix("über"), "ü"),
+            (suffix("über"), "ber"),
+            (suffix("go"), "go"),
+            (prefix(""), ""),
+        ];
+        for (got, want) in cases {
+            assert_eq!(got, want);
+        }
     }
 
     #[test]
     fn norms() {
         let t = NormTable::new([(string_id("dont"), "do not".to_string())]);
-        assert_eq!(t.norm("dont"), "do not");
-        assert_eq!(t.norm("Dog"), "dog");
-        assert_eq!(t.norm("\u{2019}s"), "'s");
+        for (word, want) in [("dont", "do not"), ("Dog", "dog"), ("\u{2019}s", "'s")] {
+            assert_eq!(t.norm(word), want, "{word}");
+        }
     }
 }

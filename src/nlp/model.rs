@@ -38,12 +38,12 @@ pub struct Linear {
 pub struct MaxoutLn {
     /// The affine part: `n_out * pieces` rows (row `o * pieces + p`).
     pub lin: Linear,
-    /// Number of pieces.
-    pub pieces: usize,
     /// Layer-norm gain, `n_out`.
     pub g: Vec<f32>,
     /// Layer-norm bias, `n_out`.
     pub beta: Vec<f32>,
+    /// Number of pieces.
+    pub pieces: usize,
 }
 
 impl MaxoutLn {
@@ -294,6 +294,13 @@ fn nodes(bytes: &[u8], what: &str) -> Result<Vec<Node>, ModelError> {
         .collect())
 }
 
+/// The node called `name` in `list` (of `what`).
+fn named<'a>(list: &'a [Node], name: &str, what: &str) -> Result<&'a Node, ModelError> {
+    list.iter()
+        .find(|n| n.name == name)
+        .ok_or_else(|| ModelError(format!("{what}: no {name}")))
+}
+
 fn dim(node: &Node, name: &str) -> Option<usize> {
     get(&node.dims, name)
         .and_then(Value::as_u64)
@@ -463,10 +470,7 @@ impl Model {
 
         // tagger
         let tg = nodes(&m.tagger, "tagger/model")?;
-        let sm = tg
-            .iter()
-            .find(|n| n.name == "softmax")
-            .ok_or_else(|| ModelError("tagger/model: no softmax".into()))?;
+        let sm = named(&tg, "softmax", "tagger/model")?;
         let tagger = linear(sm, "tagger/model")?;
         let cfg: serde_json::Value = serde_json::from_slice(&m.tagger_cfg)
             .map_err(|e| ModelError(format!("tagger/cfg: {e}")))?;
@@ -484,10 +488,7 @@ impl Model {
 
         // parser
         let ps = nodes(&m.parser, "parser/model")?;
-        let pa = ps
-            .iter()
-            .find(|n| n.name == "precomputable_affine")
-            .ok_or_else(|| ModelError("parser/model: no precomputable_affine".into()))?;
+        let pa = named(&ps, "precomputable_affine", "parser/model")?;
         let (ws, lw) = param(pa, "W", "parser/model")?;
         let (_, lb) = param(pa, "b", "parser/model")?;
         let (_, pad) = param(pa, "pad", "parser/model")?;

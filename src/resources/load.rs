@@ -54,13 +54,23 @@ pub(super) fn read_manifest(dir: &Path) -> Option<Manifest> {
 /// and every file it lists with the recorded size (hashes were checked when it was written; use
 /// [`verify_meteor`] for a full re-check).
 pub fn meteor_ready(cache_dir: &Path) -> bool {
-    let dir = cache_dir.join(METEOR_SUBDIR);
-    let Some(m) = read_manifest(&dir) else {
+    cache_complete(
+        &cache_dir.join(METEOR_SUBDIR),
+        MANIFEST_VERSION,
+        WHEEL_SHA256,
+        Some(JAR_FILES.len() + 1),
+    )
+}
+
+/// True when `dir` has a manifest of `version` made from the wheel `wheel_sha256` (listing
+/// `files` files, when given) and every file it lists, with the recorded size.
+fn cache_complete(dir: &Path, version: u32, wheel_sha256: &str, files: Option<usize>) -> bool {
+    let Some(m) = read_manifest(dir) else {
         return false;
     };
-    m.version == MANIFEST_VERSION
-        && m.wheel_sha256 == WHEEL_SHA256
-        && m.files.len() == JAR_FILES.len() + 1
+    m.version == version
+        && m.wheel_sha256 == wheel_sha256
+        && files.is_none_or(|n| m.files.len() == n)
         && m.files.iter().all(|e| {
             fs::metadata(dir.join(&e.file))
                 .map(|md| md.is_file() && md.len() == e.bytes)
@@ -90,17 +100,12 @@ pub fn verify_meteor(cache_dir: &Path) -> Result<(), ResourceError> {
 
 /// True when `<cache>/nlp` holds a complete converted model of the current version.
 pub fn nlp_ready(cache_dir: &Path) -> bool {
-    let dir = cache_dir.join(NLP_SUBDIR);
-    let Some(m) = read_manifest(&dir) else {
-        return false;
-    };
-    m.version == NLP_MANIFEST_VERSION
-        && m.wheel_sha256 == NLP_WHEEL_SHA256
-        && m.files.iter().all(|e| {
-            fs::metadata(dir.join(&e.file))
-                .map(|md| md.is_file() && md.len() == e.bytes)
-                .unwrap_or(false)
-        })
+    cache_complete(
+        &cache_dir.join(NLP_SUBDIR),
+        NLP_MANIFEST_VERSION,
+        NLP_WHEEL_SHA256,
+        None,
+    )
 }
 
 /// Reads a UTF-8 resource file `dir/name`, naming it when it is missing.

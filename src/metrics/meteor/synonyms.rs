@@ -130,7 +130,7 @@ impl Synonyms {
     /// True if `a` and `b` share a synset id (ignores the hash-equality exclusion of the
     /// METEOR matcher).
     pub fn share_synset(&self, a: &str, b: &str) -> bool {
-        intersects(&self.synset_ids(a), &self.synset_ids(b))
+        crate::metrics::sorted_intersect(&self.synset_ids(a), &self.synset_ids(b))
     }
 }
 
@@ -156,19 +156,6 @@ pub fn morph_with<'a>(
         }
     }
     None
-}
-
-/// Whether two sorted slices share an element.
-pub fn intersects(a: &[u32], b: &[u32]) -> bool {
-    let (mut x, mut y) = (0, 0);
-    while x < a.len() && y < b.len() {
-        match a[x].cmp(&b[y]) {
-            std::cmp::Ordering::Less => x += 1,
-            std::cmp::Ordering::Greater => y += 1,
-            std::cmp::Ordering::Equal => return true,
-        }
-    }
-    false
 }
 
 #[cfg(test)]

@@ -237,16 +237,20 @@ impl Work {
             self.add(to, d, r);
         }
     }
-    /// `n` takes `old`'s incoming edges and root status; `old` loses them.
-    fn take_place(&mut self, old: usize, n: usize) {
+    /// Removes `n`'s incoming edges and returns them as (governor, relation).
+    fn detach_incoming(&mut self, n: usize) -> Vec<(usize, String)> {
         let incoming: Vec<(usize, String)> = self
             .edges
             .iter()
-            .filter(|e| e.1 == old)
+            .filter(|e| e.1 == n)
             .map(|e| (e.0, e.2.clone()))
             .collect();
-        self.edges.retain(|e| e.1 != old);
-        for (g, r) in incoming {
+        self.edges.retain(|e| e.1 != n);
+        incoming
+    }
+    /// `n` takes `old`'s incoming edges and root status; `old` loses them.
+    fn take_place(&mut self, old: usize, n: usize) {
+        for (g, r) in self.detach_incoming(old) {
             if g != n {
                 self.add(g, n, r);
             }
@@ -816,13 +820,26 @@ fn pcfg_shapes(w: &mut Work) {
     }
 }
 
+/// The `nmod` dependent of `head` whose `case` marker is `prep`.
+fn pp_object(w: &Work, head: usize, prep: usize) -> Option<usize> {
+    w.kids(head, "nmod")
+        .into_iter()
+        .find(|&o| w.has_edge(o, prep, "case"))
+}
+
+/// Makes `w1 w2` one preposition of object `o`: `o -case-> w1 -mwe-> w2`.
+fn join_mwe(w: &mut Work, o: usize, w1: usize, w2: usize) {
+    w.add(o, w1, "case");
+    w.add(w1, w2, "mwe");
+}
+
 /// Step 3: multi-word prepositions (§3.2; two-word regular, two-word complex, three-word).
 fn multiword_preps(w: &mut Work) {
     let n = w.words.len();
     // Two-word "regular": both words are childless dependents of the object.
     for w1 in 0..n.saturating_sub(1) {
         let w2 = w1 + 1;
-        let key = format!("{}_{}", w.lower[w1], w.lower[w2]);
+        let key = w.lower[w1..=w2].join("_");
         if !MWP2_REGULAR.contains(&key.as_str()) {
             continue;
         }
@@ -842,35 +859,26 @@ fn multiword_preps(w: &mut Work) {
         let Some(r1) = r1 else { continue };
         w.remove(o, w1, &r1);
         w.remove(o, w2, "case");
-        w.add(o, w1, "case");
-        w.add(w1, w2, "mwe");
+        join_mwe(w, o, w1, w2);
     }
     // Two-word "complex": the first word heads the PP.
     for w1 in 0..n.saturating_sub(1) {
         let w2 = w1 + 1;
-        let key = format!("{}_{}", w.lower[w1], w.lower[w2]);
+        let key = w.lower[w1..=w2].join("_");
         // spaCy heads the phrase with its first word for the "regular" ones too (`off of`).
         if !MWP2_COMPLEX.contains(&key.as_str()) && !MWP2_REGULAR.contains(&key.as_str()) {
             continue;
         }
-        let obj = w
-            .kids(w1, "nmod")
-            .into_iter()
-            .find(|&o| w.has_edge(o, w2, "case"));
-        let Some(o) = obj else { continue };
+        let Some(o) = pp_object(w, w1, w2) else {
+            continue;
+        };
         if !w.out(w2).is_empty() {
             continue;
         }
         w.remove(w1, o, "nmod");
         w.remove(o, w2, "case");
-        let incoming: Vec<(usize, String)> = w
-            .edges
-            .iter()
-            .filter(|e| e.1 == w1)
-            .map(|e| (e.0, e.2.clone()))
-            .collect();
         let has_cop = w.has_kid(w1, "cop");
-        w.edges.retain(|e| e.1 != w1);
+        let incoming = w.detach_incoming(w1);
         for (g, r) in incoming {
             let clausal = matches!(
                 r.as_str(),
@@ -889,32 +897,28 @@ fn multiword_preps(w: &mut Work) {
             }
         }
         w.move_children(w1, o, |_, _| false);
-        w.add(o, w1, "case");
-        w.add(w1, w2, "mwe");
+        join_mwe(w, o, w1, w2);
     }
     // Three-word: the middle word is a noun heading the first PP and governing the second.
     for w1 in 0..n.saturating_sub(2) {
         let (w2, w3) = (w1 + 1, w1 + 2);
-        let key = format!("{}_{}_{}", w.lower[w1], w.lower[w2], w.lower[w3]);
+        let key = w.lower[w1..=w3].join("_");
         if !MWP3.contains(&key.as_str()) {
             continue;
         }
         if !w.has_edge(w2, w1, "case") {
             continue;
         }
-        let obj = w
-            .kids(w2, "nmod")
-            .into_iter()
-            .find(|&o| w.has_edge(o, w3, "case"));
-        let Some(o) = obj else { continue };
+        let Some(o) = pp_object(w, w2, w3) else {
+            continue;
+        };
         w.remove(w2, o, "nmod");
         w.remove(w2, w1, "case");
         w.remove(o, w3, "case");
         // The object takes the middle word's relation (or root), then its dependents.
         w.take_place(w2, o);
         w.move_children(w2, o, |_, _| false);
-        w.add(o, w1, "case");
-        w.add(w1, w2, "mwe");
+        join_mwe(w, o, w1, w2);
         w.add(w1, w3, "mwe");
     }
 }

@@ -95,18 +95,6 @@ fn sorted_intersect(a: &[u32], b: &[u32]) -> usize {
     n
 }
 
-fn sorted_any_common<T: Ord>(a: &[T], b: &[T]) -> bool {
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => return true,
-        }
-    }
-    false
-}
-
 fn sorted_union<T: Ord + Clone>(a: &mut Vec<T>, b: &[T]) {
     if b.iter().all(|x| a.binary_search(x).is_ok()) {
         return;
@@ -135,11 +123,13 @@ impl Concept {
     }
 
     fn shares_string(&self, other: &Concept) -> bool {
-        self.string_sig & other.string_sig != 0 && sorted_any_common(&self.strings, &other.strings)
+        self.string_sig & other.string_sig != 0
+            && crate::metrics::sorted_intersect(&self.strings, &other.strings)
     }
 
     fn shares_synset(&self, other: &Concept) -> bool {
-        self.synset_sig.meets(&other.synset_sig) && sorted_any_common(&self.synsets, &other.synsets)
+        self.synset_sig.meets(&other.synset_sig)
+            && crate::metrics::sorted_intersect(&self.synsets, &other.synsets)
     }
 
     /// Similar: shares a synset id or a string (§7.1).

@@ -478,6 +478,26 @@ fn pronouns(g: &mut Graph) {
     }
 }
 
+/// Per node, its live outgoing (or incoming) edges as (relation, other end), in edge order.
+fn edge_lists(g: &Graph<'_>, incoming: bool) -> Vec<Vec<(String, usize)>> {
+    (0..g.s.tokens.len())
+        .map(|n| {
+            let edges = if incoming {
+                g.in_edges(n)
+            } else {
+                g.out_edges(n)
+            };
+            edges
+                .into_iter()
+                .map(|e| {
+                    let e = &g.edges[e];
+                    (e.rel.clone(), if incoming { e.gov } else { e.dep })
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Emits the tuples of one sentence (0-based `sentence` number within its caption) into
 /// `out`, after the clean-up of §4.
 pub(crate) fn sentence_tuples(s: &ParsedSentence, sentence: usize, out: &mut Vec<Tuple>) {
@@ -487,14 +507,7 @@ pub(crate) fn sentence_tuples(s: &ParsedSentence, sentence: usize, out: &mut Vec
     let g = g;
     let order = g.topo_order();
     // Per-node child lists in child order, computed once.
-    let outs: Vec<Vec<(String, usize)>> = (0..s.tokens.len())
-        .map(|n| {
-            g.out_edges(n)
-                .into_iter()
-                .map(|e| (g.edges[e].rel.clone(), g.edges[e].dep))
-                .collect()
-        })
-        .collect();
+    let outs = edge_lists(&g, false);
     let kids = |n: usize, rel: &str| -> Vec<usize> {
         outs[n]
             .iter()
@@ -677,14 +690,7 @@ pub(crate) fn sentence_tuples(s: &ParsedSentence, sentence: usize, out: &mut Vec
             }
         }
     }
-    let in_edges: Vec<Vec<(String, usize)>> = (0..s.tokens.len())
-        .map(|n| {
-            g.in_edges(n)
-                .into_iter()
-                .map(|e| (g.edges[e].rel.clone(), g.edges[e].gov))
-                .collect()
-        })
-        .collect();
+    let in_edges = edge_lists(&g, true);
     for &x in &order {
         if !is_nns(tag(x)) {
             continue;
@@ -740,18 +746,21 @@ mod tests {
 
     #[test]
     fn java_table_sizes() {
-        assert_eq!(table_size(0), 16);
-        assert_eq!(table_size(12), 16);
-        assert_eq!(table_size(13), 32);
-        assert_eq!(table_size(24), 32);
-        assert_eq!(table_size(25), 64);
+        for (n, size) in [(0, 16), (12, 16), (13, 32), (24, 32), (25, 64)] {
+            assert_eq!(table_size(n), size, "{n}");
+        }
     }
 
     #[test]
     fn suffixes() {
-        assert_eq!(suffix("nmod:on_top_of"), " on top of");
-        assert_eq!(suffix("nmod:tmod"), " tmod");
-        assert_eq!(suffix("nmod:poss"), "");
-        assert_eq!(suffix("dobj"), "");
+        let cases = [
+            ("nmod:on_top_of", " on top of"),
+            ("nmod:tmod", " tmod"),
+            ("nmod:poss", ""),
+            ("dobj", ""),
+        ];
+        for (rel, want) in cases {
+            assert_eq!(suffix(rel), want, "{rel}");
+        }
     }
 }

@@ -1,0 +1,369 @@
+//! Rewards for self-critical sequence training (SCST): CIDEr-D (and, on request, BLEU-4) of
+//! many candidates against prepared references, with a FIXED document-frequency table, as the
+//! training code of self-critical.pytorch computes them. Its `CiderD` scorer is pycocoevalcap's
+//! CIDEr-D arithmetic (spec COCO §6) with the document frequencies and `ref_len` taken from a
+//! table (an n-gram -> count pickle, `ref_len` used as `ln(ref_len)`) or from a reference set
+//! (`ref_len` = its image count), instead of from the scored batch.
+//!
+//! The same code as the engine's CIDEr-D and BLEU ([`cider::image_score`], [`BleuStats`]), so
+//! the same bits: words split as Python's `str.split()`, n-grams in first-occurrence order,
+//! `idf = ln(ref_len) - ln(max(1, df))`.
+//!
+//! Must not: read files (tables come as counts), know about Python or HTTP.
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use crate::corpus::{GramCounter, Grams, Ngram, OwnedGrams, MAX_ORDER};
+use crate::metrics::bleu::BleuStats;
+use crate::metrics::cider::{self, SentenceVec, Variant};
+use crate::text::split_py_whitespace;
+
+/// A reward input that cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct RewardError(pub String);
+
+/// Word ids shared by the table, the references and (read-only) the candidates.
+#[derive(Debug, Default, Clone)]
+struct Words(FxHashMap<Box<str>, u32>);
+
+impl Words {
+    fn intern(&mut self, w: &str) -> u32 {
+        if let Some(&id) = self.0.get(w) {
+            return id;
+        }
+        let id = self.0.len() as u32;
+        self.0.insert(w.into(), id);
+        id
+    }
+
+    fn intern_sentence(&mut self, s: &str) -> Vec<u32> {
+        split_py_whitespace(s).map(|w| self.intern(w)).collect()
+    }
+
+    /// Ids of a candidate's words: unknown words get ids past the vocabulary, equal words the
+    /// same id (they match no reference n-gram, but count in the candidate's own vector).
+    fn lookup<'a>(&self, words: impl Iterator<Item = &'a str>) -> Vec<u32> {
+        let mut unknown: Vec<&str> = Vec::new();
+        words
+            .map(|w| match self.0.get(w) {
+                Some(&id) => id,
+                None => {
+                    let k = unknown.iter().position(|u| *u == w).unwrap_or_else(|| {
+                        unknown.push(w);
+                        unknown.len() - 1
+                    });
+                    (self.0.len() + k) as u32
+                }
+            })
+            .collect()
+    }
+}
+
+/// A fixed document-frequency table: n-gram counts and `ln(ref_len)`.
+#[derive(Debug, Clone)]
+pub struct DfCounts {
+    words: Words,
+    df: FxHashMap<Ngram, f64>,
+    ln_ref_len: f64,
+}
+
+impl DfCounts {
+    /// The table of a reference set (tokenized captions per image): an n-gram's count is the
+    /// number of images with it in some reference; `ref_len` is the number of images.
+    pub fn from_references(images: &[Vec<String>]) -> Result<DfCounts, RewardError> {
+        if images.is_empty() {
+            return Err(RewardError("the reference set has no image".into()));
+        }
+        let mut words = Words::default();
+        let mut df: FxHashMap<Ngram, f64> = FxHashMap::default();
+        let mut seen: Vec<Ngram> = Vec::new();
+        for refs in images {
+            seen.clear();
+            for r in refs {
+                let ids = words.intern_sentence(r);
+                for n in 1..=MAX_ORDER {
+                    seen.extend(ids.windows(n).map(Ngram::new));
+                }
+            }
+            seen.sort_unstable();
+            seen.dedup();
+            for g in &seen {
+                *df.entry(*g).or_insert(0.0) += 1.0;
+            }
+        }
+        Ok(DfCounts {
+            words,
+            df,
+            ln_ref_len: (images.len() as f64).ln(),
+        })
+    }
+
+    /// A table given as counts (self-critical.pytorch's pickle: `document_frequency` maps
+    /// n-gram tuples of words to counts, `ref_len` is a count whose log is used).
+    pub fn from_counts<'a>(
+        counts: impl IntoIterator<Item = (Vec<&'a str>, f64)>,
+        ref_len: f64,
+    ) -> Result<DfCounts, RewardError> {
+        if !(ref_len.is_finite() && ref_len > 0.0) {
+            return Err(RewardError(format!(
+                "ref_len must be a positive number, got {ref_len}"
+            )));
+        }
+        let mut words = Words::default();
+        let mut df: FxHashMap<Ngram, f64> = FxHashMap::default();
+        for (gram, count) in counts {
+            if gram.is_empty() || gram.len() > MAX_ORDER {
+                return Err(RewardError(format!(
+                    "document_frequency: an n-gram of {} words (1 to {MAX_ORDER} expected)",
+                    gram.len()
+                )));
+            }
+            if !count.is_finite() {
+                return Err(RewardError(format!(
+                    "document_frequency: count {count} for {gram:?}"
+                )));
+            }
+            let ids: Vec<u32> = gram.iter().map(|w| words.intern(w)).collect();
+            df.insert(Ngram::new(&ids), count);
+        }
+        Ok(DfCounts {
+            words,
+            df,
+            ln_ref_len: ref_len.ln(),
+        })
+    }
+
+    /// Number of n-grams in the table.
+    pub fn len(&self) -> usize {
+        self.df.len()
+    }
+
+    /// True when the table has no n-gram.
+    pub fn is_empty(&self) -> bool {
+        self.df.is_empty()
+    }
+
+    /// `ln(ref_len)`.
+    pub fn ln_ref_len(&self) -> f64 {
+        self.ln_ref_len
+    }
+
+    fn idf(&self, g: &Ngram) -> f64 {
+        let df = self.df.get(g).copied().unwrap_or(0.0);
+        self.ln_ref_len - df.max(1.0).ln()
+    }
+}
+
+/// One image's prepared references: their n-grams (ids from a per-image counter) and tf-idf
+/// vectors.
+#[derive(Debug, Clone)]
+struct Image {
+    counter: GramCounter,
+    grams: Vec<OwnedGrams>,
+    vecs: Vec<SentenceVec>,
+}
+
+/// The scorer: a table and the prepared references of the images being trained on.
+#[derive(Debug, Clone)]
+pub struct RewardScorer {
+    table: DfCounts,
+    images: Vec<Image>,
+}
+
+/// One candidate's rewards.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reward {
+    /// CIDEr-D.
+    pub cider_d: f64,
+    /// BLEU-4 (pycocoevalcap's per-image value), when asked for.
+    pub bleu4: Option<f64>,
+}
+
+impl RewardScorer {
+    /// A scorer with `table` and no references yet.
+    pub fn new(table: DfCounts) -> RewardScorer {
+        RewardScorer {
+            table,
+            images: Vec::new(),
+        }
+    }
+
+    /// The table.
+    pub fn table(&self) -> &DfCounts {
+        &self.table
+    }
+
+    /// Prepares references (tokenized captions per image; image `k` is index `k` of the
+    /// later calls), replacing the previous ones.
+    pub fn set_references(&mut self, images: &[Vec<String>]) -> Result<(), RewardError> {
+        if let Some(k) = images.iter().position(Vec::is_empty) {
+            return Err(RewardError(format!("image index {k} has no reference")));
+        }
+        let ids: Vec<Vec<Vec<u32>>> = images
+            .iter()
+            .map(|refs| {
+                refs.iter()
+                    .map(|r| self.table.words.intern_sentence(r))
+                    .collect()
+            })
+            .collect();
+        let table = &self.table;
+        self.images = ids
+            .par_iter()
+            .map(|refs| {
+                let mut counter = GramCounter::new();
+                let grams: Vec<OwnedGrams> = refs
+                    .iter()
+                    .map(|r| counter.count_weighted(r, |g| table.idf(g)))
+                    .collect();
+                let vecs = grams.iter().map(|g| SentenceVec::new(&g.view())).collect();
+                Image {
+                    counter,
+                    grams,
+                    vecs,
+                }
+            })
+            .collect();
+        Ok(())
+    }
+
+    /// Number of prepared images.
+    pub fn image_count(&self) -> usize {
+        self.images.len()
+    }
+
+    fn check(&self, image_index: &[usize], n: usize) -> Result<(), RewardError> {
+        if image_index.len() != n {
+            return Err(RewardError(format!(
+                "{n} candidates but {} image indices",
+                image_index.len()
+            )));
+        }
+        if self.images.is_empty() {
+            return Err(RewardError(
+                "no references: call set_references first".into(),
+            ));
+        }
+        if let Some(&k) = image_index.iter().find(|&&k| k >= self.images.len()) {
+            return Err(RewardError(format!(
+                "image index {k} out of range (0..{})",
+                self.images.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn one(&self, words: &[u32], image: usize, bleu4: bool) -> Reward {
+        let img = &self.images[image];
+        let mut counter = img.counter.clone();
+        let cand = counter.count_weighted(words, |g| self.table.idf(g));
+        let cv = SentenceVec::new(&cand.view());
+        let cider_d = cider::image_score(Variant::CiderD, &cv, &img.vecs);
+        let bleu4 = bleu4.then(|| {
+            let refs: Vec<Grams<'_>> = img.grams.iter().map(OwnedGrams::view).collect();
+            BleuStats::of_image(&cand.view(), &refs).scores()[3]
+        });
+        Reward { cider_d, bleu4 }
+    }
+
+    /// Rewards of tokenized candidate texts; candidate `i` belongs to image `image_index[i]`.
+    /// In parallel on the current rayon pool; the result is in candidate order.
+    pub fn score(
+        &self,
+        candidates: &[String],
+        image_index: &[usize],
+        bleu4: bool,
+    ) -> Result<Vec<Reward>, RewardError> {
+        self.check(image_index, candidates.len())?;
+        Ok(candidates
+            .par_iter()
+            .zip(image_index)
+            .map(|(c, &k)| {
+                let words = self.table.words.lookup(split_py_whitespace(c));
+                self.one(&words, k, bleu4)
+            })
+            .collect())
+    }
+
+    /// Rewards of token-id rows (`rows` x `width`, row-major). A row ends at its first
+    /// `eos_id`, which is kept as a word (self-critical.pytorch's `array_to_str` writes the
+    /// ids up to and including the first 0); a row without it is used whole. Each id is the
+    /// word of its decimal text, as in that code's tables.
+    pub fn score_ids(
+        &self,
+        ids: &[i64],
+        width: usize,
+        image_index: &[usize],
+        eos_id: i64,
+        bleu4: bool,
+    ) -> Result<Vec<Reward>, RewardError> {
+        let rows = if width == 0 { 0 } else { ids.len() / width };
+        if rows * width != ids.len() {
+            return Err(RewardError("the id array is not rectangular".into()));
+        }
+        self.check(image_index, rows)?;
+        Ok((0..rows)
+            .into_par_iter()
+            .map(|i| {
+                let row = &ids[i * width..(i + 1) * width];
+                let end = row
+                    .iter()
+                    .position(|&t| t == eos_id)
+                    .map_or(row.len(), |p| p + 1);
+                let text: Vec<String> = row[..end].iter().map(i64::to_string).collect();
+                let words = self.table.words.lookup(text.iter().map(String::as_str));
+                self.one(&words, image_index[i], bleu4)
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refs(v: &[&[&str]]) -> Vec<Vec<String>> {
+        v.iter()
+            .map(|r| r.iter().map(|s| s.to_string()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn table_from_references_counts_images_once() {
+        let t = DfCounts::from_references(&refs(&[&["a b a", "a c"], &["b"]])).unwrap();
+        let a = t.words.0["a"];
+        let b = t.words.0["b"];
+        assert_eq!(t.df[&Ngram::new(&[a])], 1.0);
+        assert_eq!(t.df[&Ngram::new(&[b])], 2.0);
+        assert_eq!(t.ln_ref_len(), 2f64.ln());
+    }
+
+    #[test]
+    fn ids_and_text_agree_and_eos_ends_a_row() {
+        let images = refs(&[&["1 2 3 0", "1 2 4 0"], &["5 6 0"]]);
+        let mut s = RewardScorer::new(DfCounts::from_references(&images).unwrap());
+        s.set_references(&images).unwrap();
+        let text = s
+            .score(&["1 2 3 0".to_string(), "5 6 0".to_string()], &[0, 1], true)
+            .unwrap();
+        let ids = s
+            .score_ids(&[1, 2, 3, 0, 9, 5, 6, 0, 0, 0], 5, &[0, 1], 0, true)
+            .unwrap();
+        assert_eq!(text, ids);
+        assert!(text[0].cider_d > 0.0 && text[0].bleu4.is_some());
+    }
+
+    #[test]
+    fn bad_indices_are_errors() {
+        let images = refs(&[&["a b"]]);
+        let mut s = RewardScorer::new(DfCounts::from_references(&images).unwrap());
+        assert!(s.score(&["a".into()], &[0], false).is_err());
+        s.set_references(&images).unwrap();
+        assert!(s.score(&["a".into()], &[1], false).is_err());
+        assert!(s.score(&["a".into()], &[], false).is_err());
+        assert!(DfCounts::from_counts([(vec![], 1.0)], 2.0).is_err());
+        assert!(DfCounts::from_counts([(vec!["a"], 1.0)], 0.0).is_err());
+    }
+}
