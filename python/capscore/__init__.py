@@ -1,0 +1,160 @@
+"""capscore: pycocoevalcap's caption metrics (BLEU, METEOR, ROUGE-L, CIDEr-D, SPICE), native.
+
+Three ways in:
+
+* ``capscore.score(references, candidates)``: the structure ``capscore score`` prints.
+* ``capscore.pycocoevalcap``: pycocoevalcap 1.2's modules and classes, same numbers, no Java.
+  ``capscore.install_pycocoevalcap_alias()`` makes ``import pycocoevalcap...`` load them.
+* ``capscore.CiderD``: CIDEr-D (and BLEU-4) rewards for self-critical training, and
+  ``capscore.Evaluator`` for sharded evaluation with ``merge``.
+
+Errors are :class:`CapscoreError` with ``err.code`` set to the stable code of the CLI and the
+HTTP API (for example ``"unknown_image_id"``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+from . import _capscore
+from ._errors import CapscoreError
+from .evaluator import Evaluator
+from .scst import CiderD
+
+__all__ = [
+    "CapscoreError",
+    "CiderD",
+    "Evaluator",
+    "ERROR_CODES",
+    "fetch",
+    "install_pycocoevalcap_alias",
+    "score",
+    "tokenize",
+    "__version__",
+]
+
+__version__: str = _capscore.__version__
+
+#: Every stable error code with its HTTP status.
+ERROR_CODES: Dict[str, int] = dict(_capscore.error_codes())
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _coco_references(refs: Mapping[Any, Any]) -> Dict[str, Any]:
+    """``{image_id: [caption, ...]}`` as a COCO annotation dict (ids keep their type)."""
+    images: List[Dict[str, Any]] = []
+    annotations: List[Dict[str, Any]] = []
+    for image_id, captions in refs.items():
+        images.append({"id": image_id})
+        if isinstance(captions, str) or not isinstance(captions, Sequence):
+            raise CapscoreError(
+                f"references: image {image_id!r} must map to a list of captions", "invalid_format"
+            )
+        for c in captions:
+            annotations.append({"image_id": image_id, "id": len(annotations), "caption": c})
+    return {"images": images, "annotations": annotations}
+
+
+def _coco_results(cands: Mapping[Any, Any]) -> List[Dict[str, Any]]:
+    """``{image_id: caption}`` (or pycocoevalcap's ``{image_id: [caption]}``) as a COCO
+    results list."""
+    out = []
+    for image_id, caption in cands.items():
+        if isinstance(caption, list):
+            if len(caption) != 1:
+                raise CapscoreError(
+                    f"candidates: image {image_id!r} has {len(caption)} captions; exactly one is scored",
+                    "invalid_format",
+                )
+            caption = caption[0]
+        out.append({"image_id": image_id, "caption": caption})
+    return out
+
+
+def _as_json_text(value: Any, what: str) -> str:
+    """JSON text for a path, a JSON string, or a Python structure (dict / list)."""
+    if isinstance(value, Mapping) and what == "references" and "annotations" not in value:
+        value = _coco_references(value)
+    elif isinstance(value, Mapping) and what == "candidates":
+        value = _coco_results(value)
+    if isinstance(value, (str, os.PathLike)):
+        path = os.fspath(value)
+        if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+            return value
+        try:
+            with open(path, "r", encoding="utf-8") as f:
+                return f.read()
+        except FileNotFoundError:
+            raise CapscoreError(f"{what}: no such file: {path}", "file_not_found") from None
+        except OSError as e:
+            raise CapscoreError(f"{what}: cannot read {path}: {e}", "invalid_format") from None
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError) as e:
+        raise CapscoreError(f"{what}: not JSON-serializable: {e}", "invalid_format") from None
+
+
+def score(
+    references: Any,
+    candidates: Any,
+    metrics: Optional[Sequence[str]] = None,
+    threads: Optional[int] = None,
+    *,
+    explain: bool = False,
+    tokenized: bool = False,
+    cache_dir: Optional[PathLike] = None,
+    offline: bool = False,
+) -> Dict[str, Any]:
+    """Scores candidates against references; returns what ``capscore score`` prints.
+
+    ``references``: a COCO annotation file (path or dict) or ``{image_id: [caption, ...]}``.
+    ``candidates``: a COCO results file (path or list of ``{"image_id", "caption"}``) or
+    ``{image_id: caption}``. ``metrics``: names among ``bleu``, ``meteor``, ``rouge_l``,
+    ``cider_d``, ``cider_original``, ``spice`` (default: the first four). ``threads``: worker
+    threads (default: all cores). METEOR and SPICE data are fetched into the cache on first use
+    unless ``offline``.
+
+    Returns a dict with ``aggregate``, ``per_image`` (candidate order), ``signature``,
+    ``warnings`` and, when computed, ``bleu_totals`` and ``spice``.
+    """
+    refs = _as_json_text(references, "references")
+    cands = _as_json_text(candidates, "candidates")
+    text = _capscore.score_json(
+        refs,
+        cands,
+        metrics=list(metrics) if metrics is not None else None,
+        threads=threads,
+        explain=explain,
+        tokenized=tokenized,
+        cache_dir=os.fspath(cache_dir) if cache_dir is not None else None,
+        offline=offline,
+    )
+    return json.loads(text)
+
+
+def tokenize(captions: Iterable[str]) -> List[str]:
+    """Tokenizes captions as one stream, as pycocoevalcap's PTBTokenizer step does."""
+    return _capscore.tokenize(list(captions))
+
+
+def fetch(cache_dir: Optional[PathLike] = None) -> str:
+    """Fetches, verifies and caches METEOR's and SPICE's data; returns the cache folder."""
+    return _capscore.fetch(os.fspath(cache_dir) if cache_dir is not None else None)
+
+
+def install_pycocoevalcap_alias() -> None:
+    """Makes ``import pycocoevalcap`` (and its submodules) load ``capscore.pycocoevalcap``.
+
+    For code you cannot edit: call it (or set ``CAPSCORE_ALIAS_PYCOCOEVALCAP=1`` and
+    ``import capscore``) before that code imports pycocoevalcap.
+    """
+    from .pycocoevalcap import _alias
+
+    _alias.install()
+
+
+if os.environ.get("CAPSCORE_ALIAS_PYCOCOEVALCAP") == "1":
+    install_pycocoevalcap_alias()

@@ -1,0 +1,54 @@
+"""Type stubs of the native module (see capscore/__init__.py for the public API)."""
+
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+def score_json(
+    references: str,
+    candidates: str,
+    metrics: Optional[List[str]] = None,
+    threads: Optional[int] = None,
+    explain: bool = False,
+    tokenized: bool = False,
+    cache_dir: Optional[str] = None,
+    offline: bool = False,
+) -> str: ...
+def score_lists(
+    candidates: List[str],
+    references: List[List[str]],
+    metrics: Optional[List[str]] = None,
+    pretokenized: bool = False,
+    threads: Optional[int] = None,
+    full: bool = False,
+    cache_dir: Optional[str] = None,
+    offline: bool = False,
+) -> Tuple[Dict[str, float], Dict[str, npt.NDArray[np.float64]], Dict[str, object]]: ...
+def tokenize(captions: List[str]) -> List[str]: ...
+def fetch(cache_dir: Optional[str] = None) -> str: ...
+def error_codes() -> List[Tuple[str, int]]: ...
+
+class RewardScorer:
+    def __init__(
+        self,
+        ngrams: Optional[List[Tuple[List[str], float]]] = None,
+        ref_len: Optional[float] = None,
+        references: Optional[List[List[str]]] = None,
+        tokenize: bool = True,
+    ) -> None: ...
+    def set_references(self, references: List[List[str]]) -> None: ...
+    @property
+    def image_count(self) -> int: ...
+    @property
+    def table_size(self) -> int: ...
+    @property
+    def ln_ref_len(self) -> float: ...
+    def score(
+        self, candidates: List[str], image_index: List[int], bleu4: bool = False
+    ) -> Tuple[npt.NDArray[np.float64], Optional[npt.NDArray[np.float64]]]: ...
+    def score_ids(
+        self, ids: npt.NDArray[np.int64], image_index: List[int], eos_id: int = 0, bleu4: bool = False
+    ) -> Tuple[npt.NDArray[np.float64], Optional[npt.NDArray[np.float64]]]: ...

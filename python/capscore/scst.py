@@ -1,0 +1,128 @@
+"""CIDEr-D rewards for self-critical sequence training (SCST), with a fixed document-frequency
+table, as self-critical.pytorch's ``CiderD`` scorer computes them (pycocoevalcap's CIDEr-D
+arithmetic; document frequencies and ``ref_len`` from a table instead of the batch)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from typing import Any, Dict, Hashable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _capscore
+from ._errors import CapscoreError
+
+
+def _load_pickle(path: Union[str, "os.PathLike[str]"]) -> Any:
+    try:
+        with open(path, "rb") as f:
+            try:
+                return pickle.load(f)
+            except UnicodeDecodeError:  # a Python 2 pickle, as self-critical.pytorch reads it
+                f.seek(0)
+                return pickle.load(f, encoding="latin-1")
+    except FileNotFoundError:
+        raise CapscoreError(f"df: no such file: {os.fspath(path)}", "file_not_found") from None
+
+
+class CiderD:
+    """CIDEr-D rewards with a fixed document-frequency table.
+
+    ``df`` is either
+
+    * a path to a pickle in self-critical.pytorch's format: ``{"document_frequency":
+      {ngram_tuple: count}, "ref_len": count}`` (``ln(ref_len)`` is used, as there), or an
+      already loaded dict of that shape; or
+    * a dict ``{image_id: [reference, ...]}`` whose references give the table (an n-gram's
+      count is the number of images with it; ``ref_len`` is the number of images).
+
+    Text is tokenized as pycocoevalcap does (PTB tokenizer, one stream) unless
+    ``tokenize=False``. Token ids (``score_ids``) are never tokenized: each id is the word of its
+    decimal text, as in the tables self-critical.pytorch builds from ids.
+
+    All scoring runs natively on capscore's thread pool with the GIL released.
+    """
+
+    def __init__(self, df: Any, *, tokenize: bool = True, sigma: float = 6.0, n: int = 4):
+        if n != 4 or sigma != 6.0:
+            raise CapscoreError("CiderD: capscore computes n=4, sigma=6.0", "invalid_format")
+        if isinstance(df, (str, os.PathLike)):
+            df = _load_pickle(df)
+        if isinstance(df, Mapping) and "document_frequency" in df and "ref_len" in df:
+            ngrams = [
+                ([str(w) for w in (k if isinstance(k, tuple) else (k,))], float(v))
+                for k, v in df["document_frequency"].items()
+            ]
+            self._scorer = _capscore.RewardScorer(
+                ngrams=ngrams, ref_len=float(df["ref_len"]), tokenize=tokenize
+            )
+        elif isinstance(df, Mapping):
+            refs = [list(v) for v in df.values()]
+            self._scorer = _capscore.RewardScorer(references=refs, tokenize=tokenize)
+        else:
+            raise CapscoreError(
+                "df must be a pickle path, {'document_frequency', 'ref_len'} or {image_id: [reference, ...]}",
+                "invalid_format",
+            )
+        self._index: Dict[Hashable, int] = {}
+
+    @property
+    def ln_ref_len(self) -> float:
+        """``ln(ref_len)`` of the table."""
+        return self._scorer.ln_ref_len
+
+    def set_references(self, references: Union[Mapping[Hashable, Sequence[str]], Sequence[Sequence[str]]]) -> None:
+        """Prepares the reference vectors once: ``{image_id: [reference, ...]}`` (``score``
+        then takes those ids) or a list of reference lists (``score`` and ``score_ids`` take
+        positions)."""
+        if isinstance(references, Mapping):
+            self._index = {k: i for i, k in enumerate(references.keys())}
+            lists = [list(v) for v in references.values()]
+        else:
+            self._index = {}
+            lists = [list(v) for v in references]
+        self._scorer.set_references(lists)
+
+    def _positions(self, image_ids: Sequence[Hashable]) -> List[int]:
+        if not self._index:
+            return [int(i) for i in image_ids]
+        try:
+            return [self._index[i] for i in image_ids]
+        except KeyError as e:
+            raise CapscoreError(f"image id {e.args[0]!r} has no references", "unknown_image_id") from None
+
+    def score(
+        self, candidates: Sequence[str], image_ids: Sequence[Hashable], *, bleu4: bool = False
+    ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
+        """CIDEr-D of each candidate text against its image's references (float64 array);
+        with ``bleu4=True`` also the per-image BLEU-4 (pycocoevalcap's), as a pair."""
+        cider, bleu = self._scorer.score(list(candidates), self._positions(image_ids), bleu4=bleu4)
+        return (cider, bleu) if bleu4 else cider
+
+    def score_ids(
+        self, ids: Any, image_index: Any, eos_id: int = 0, *, bleu4: bool = False
+    ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
+        """CIDEr-D of token-id rows (``B x T`` integers, e.g. a sampled batch). Row ``b``
+        belongs to reference position ``image_index[b]``. A row ends at its first ``eos_id``,
+        which stays part of the sentence (self-critical.pytorch's ``array_to_str`` keeps the
+        0); a row without it is used whole."""
+        arr = np.ascontiguousarray(np.asarray(ids), dtype=np.int64)
+        if arr.ndim != 2:
+            raise CapscoreError(f"ids must be a 2-D array, got {arr.ndim}-D", "invalid_format")
+        index = [int(i) for i in np.asarray(image_index).reshape(-1)]
+        cider, bleu = self._scorer.score_ids(arr, index, eos_id=int(eos_id), bleu4=bleu4)
+        return (cider, bleu) if bleu4 else cider
+
+    def compute_score(self, gts: Mapping[Hashable, Sequence[str]], res: Sequence[Mapping[str, Any]]) -> Tuple[float, np.ndarray]:
+        """self-critical.pytorch's call: ``gts`` ``{id: [reference, ...]}``, ``res`` a list of
+        ``{"image_id": id, "caption": [candidate]}``; returns ``(mean, scores)``."""
+        self.set_references(gts)
+        cands = []
+        for r in res:
+            cap = r["caption"]
+            if not isinstance(cap, list) or len(cap) != 1:
+                raise CapscoreError("each res caption must be a list of one string", "invalid_format")
+            cands.append(cap[0])
+        scores = self.score(cands, [r["image_id"] for r in res])
+        return float(np.mean(scores)), scores

@@ -1,0 +1,489 @@
+//! `capscore._capscore`: the native half of the Python package. Thin: it converts Python
+//! values, releases the GIL and calls the capscore library ([`capscore::engine::score`], the
+//! tokenizer, [`capscore::reward`], the resource cache). The Python modules in `capscore/`
+//! give it pycocoevalcap's shape.
+//!
+//! Must not: compute anything the library does not (no second implementation of a metric).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use numpy::{PyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use capscore::engine::{self, Metric, Options, Report, Tokenizer};
+use capscore::input::{self, Candidate, ErrorCode, ImageId, InputError, References};
+use capscore::metrics::meteor::Meteor;
+use capscore::metrics::spice::Spice;
+use capscore::resources::{ResourceArgs, ResourceError};
+use capscore::reward::{DfCounts, Reward, RewardError, RewardScorer};
+
+/// The Python exception for a coded error: `capscore.CapscoreError(message, code)` (defined
+/// in Python, so that Python code can raise it too).
+fn coded(code: &str, message: impl Into<String>) -> PyErr {
+    let message = message.into();
+    Python::with_gil(|py| {
+        let made = py
+            .import("capscore._errors")
+            .and_then(|m| m.getattr("CapscoreError"))
+            .and_then(|cls| cls.call1((message.as_str(), code)));
+        match made {
+            Ok(err) => PyErr::from_value(err),
+            Err(e) => e,
+        }
+    })
+}
+
+fn input_err(e: InputError) -> PyErr {
+    coded(e.code.as_str(), e.message)
+}
+
+fn resource_err(e: ResourceError) -> PyErr {
+    coded(ErrorCode::MetricUnavailable.as_str(), e.to_string())
+}
+
+fn reward_err(e: RewardError) -> PyErr {
+    coded(ErrorCode::InvalidFormat.as_str(), e.0)
+}
+
+/// Loaded resources, kept per cache folder for the life of the process.
+#[derive(Default)]
+struct Loaded {
+    dir: Option<PathBuf>,
+    meteor: Option<Arc<Meteor>>,
+    spice: Option<Arc<Spice>>,
+}
+
+static LOADED: Mutex<Option<Loaded>> = Mutex::new(None);
+
+fn resource_args(cache_dir: Option<String>, offline: bool) -> ResourceArgs {
+    ResourceArgs {
+        cache_dir: cache_dir.map(PathBuf::from),
+        offline,
+    }
+}
+
+/// METEOR and SPICE as `metrics` needs them (loaded once per cache folder; fetched first
+/// unless offline).
+fn resources(
+    metrics: &[Metric],
+    args: &ResourceArgs,
+) -> PyResult<(Option<Arc<Meteor>>, Option<Arc<Spice>>)> {
+    let want_meteor = metrics.contains(&Metric::Meteor);
+    let want_spice = metrics.contains(&Metric::Spice);
+    if !want_meteor && !want_spice {
+        return Ok((None, None));
+    }
+    let dir = args.dir();
+    let mut guard = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    let loaded = guard.get_or_insert_with(Loaded::default);
+    if loaded.dir.as_ref() != Some(&dir) {
+        *loaded = Loaded {
+            dir: Some(dir.clone()),
+            ..Loaded::default()
+        };
+    }
+    if (want_meteor || want_spice) && loaded.meteor.is_none() {
+        match args.load_meteor().map_err(resource_err)? {
+            Some(m) => loaded.meteor = Some(Arc::new(m)),
+            None if want_meteor => {
+                return Err(coded(
+                    ErrorCode::MetricUnavailable.as_str(),
+                    format!(
+                        "METEOR's resources are missing from {} (offline): run capscore.fetch()",
+                        dir.display()
+                    ),
+                ))
+            }
+            None => {}
+        }
+    }
+    if want_spice && loaded.spice.is_none() {
+        let s = args
+            .load_spice(loaded.meteor.clone())
+            .map_err(resource_err)?;
+        loaded.spice = Some(Arc::new(s));
+    }
+    Ok((
+        loaded.meteor.clone().filter(|_| want_meteor || want_spice),
+        loaded.spice.clone().filter(|_| want_spice),
+    ))
+}
+
+fn parse_metrics(metrics: Option<Vec<String>>) -> PyResult<Vec<Metric>> {
+    match metrics {
+        None => Ok(Metric::DEFAULT.to_vec()),
+        Some(list) => Metric::normalize(list.iter().map(|m| Metric::parse(m))).map_err(input_err),
+    }
+}
+
+/// Runs `f` on a pool of `threads` threads (the global pool when `None`).
+fn on_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    match threads {
+        None => Ok(f()),
+        Some(n) => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map_err(|e| coded(ErrorCode::Internal.as_str(), e.to_string()))?;
+            Ok(pool.install(f))
+        }
+    }
+}
+
+struct Job {
+    metrics: Vec<Metric>,
+    meteor: Option<Arc<Meteor>>,
+    spice: Option<Arc<Spice>>,
+    explain: bool,
+    tokenized: bool,
+    pretokenized: bool,
+}
+
+impl Job {
+    fn run(
+        &self,
+        candidates: Vec<Candidate>,
+        refs: &References,
+        threads: Option<usize>,
+    ) -> PyResult<Report> {
+        let opts = Options {
+            meteor: self.meteor.as_deref(),
+            spice: self.spice.as_deref(),
+            explain: self.explain,
+            include_tokenized: self.tokenized,
+            tokenizer: if self.pretokenized {
+                Tokenizer::Pretokenized
+            } else {
+                Tokenizer::Ptb
+            },
+            ..Options::new(&self.metrics)
+        };
+        on_pool(threads, || engine::score(candidates, refs, &opts))?.map_err(input_err)
+    }
+}
+
+/// Scores a batch given as JSON texts in any format the CLI reads (COCO annotation file or
+/// `{id: [captions]}` references; COCO results or `{id: caption}` candidates). Returns the
+/// report as JSON text: the same structure as `capscore score`.
+#[pyfunction]
+#[pyo3(signature = (references, candidates, metrics=None, threads=None, explain=false, tokenized=false, cache_dir=None, offline=false))]
+#[allow(clippy::too_many_arguments)]
+fn score_json(
+    py: Python<'_>,
+    references: String,
+    candidates: String,
+    metrics: Option<Vec<String>>,
+    threads: Option<usize>,
+    explain: bool,
+    tokenized: bool,
+    cache_dir: Option<String>,
+    offline: bool,
+) -> PyResult<String> {
+    let metrics = parse_metrics(metrics)?;
+    let args = resource_args(cache_dir, offline);
+    py.allow_threads(|| {
+        let refs = input::parse_references_text(&references, "references").map_err(input_err)?;
+        let cands = input::parse_candidates_text(&candidates, "candidates").map_err(input_err)?;
+        drop((references, candidates));
+        let (meteor, spice) = resources(&metrics, &args)?;
+        let job = Job {
+            metrics,
+            meteor,
+            spice,
+            explain,
+            tokenized,
+            pretokenized: false,
+        };
+        let report = job.run(cands, &refs, threads)?;
+        report
+            .to_string_pretty()
+            .map_err(|e| coded(ErrorCode::Internal.as_str(), e.to_string()))
+    })
+}
+
+/// Scores aligned lists (image `i`: `candidates[i]` against `references[i]`). Returns
+/// `(aggregate, columns, extras)`: the aggregate scores by pycocoevalcap key, each key's
+/// per-image values as a float64 array in input order, and a dict with `bleu_totals` (when
+/// BLEU ran: testlen, reflen, guess, correct, ratio) and `report` (when `full`: the whole report
+/// as JSON text).
+#[pyfunction]
+#[pyo3(signature = (candidates, references, metrics=None, pretokenized=false, threads=None, full=false, cache_dir=None, offline=false))]
+#[allow(clippy::too_many_arguments)]
+fn score_lists<'py>(
+    py: Python<'py>,
+    candidates: Vec<String>,
+    references: Vec<Vec<String>>,
+    metrics: Option<Vec<String>>,
+    pretokenized: bool,
+    threads: Option<usize>,
+    full: bool,
+    cache_dir: Option<String>,
+    offline: bool,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    if candidates.len() != references.len() {
+        return Err(coded(
+            ErrorCode::InvalidFormat.as_str(),
+            format!(
+                "{} candidates but {} reference lists",
+                candidates.len(),
+                references.len()
+            ),
+        ));
+    }
+    let metrics = parse_metrics(metrics)?;
+    let args = resource_args(cache_dir, offline);
+    let (report, json) = py.allow_threads(|| -> PyResult<(Report, Option<String>)> {
+        let (meteor, spice) = resources(&metrics, &args)?;
+        let ids: Vec<ImageId> = (0..candidates.len())
+            .map(|i| ImageId::from_value(&serde_json::Value::from(i)).expect("an integer id"))
+            .collect();
+        let refs = References::from_pairs(ids.iter().cloned().zip(references));
+        let cands: Vec<Candidate> = ids
+            .into_iter()
+            .zip(candidates)
+            .map(|(image_id, caption)| Candidate { image_id, caption })
+            .collect();
+        let job = Job {
+            metrics,
+            meteor,
+            spice,
+            explain: false,
+            tokenized: false,
+            pretokenized,
+        };
+        let report = job.run(cands, &refs, threads)?;
+        let json = if full {
+            Some(
+                report
+                    .to_string_pretty()
+                    .map_err(|e| coded(ErrorCode::Internal.as_str(), e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        Ok((report, json))
+    })?;
+    let aggregate = PyDict::new(py);
+    for (k, v) in report.aggregate.entries() {
+        aggregate.set_item(k, v)?;
+    }
+    let columns = PyDict::new(py);
+    if let Some(first) = report.per_image.first() {
+        for (k, _) in first.scores.entries() {
+            let col: Vec<f64> = report
+                .per_image
+                .iter()
+                .map(|r| r.scores.get(k).unwrap_or(f64::NAN))
+                .collect();
+            columns.set_item(k, PyArray1::from_vec(py, col))?;
+        }
+    }
+    let extras = PyDict::new(py);
+    if let Some(t) = &report.bleu_totals {
+        let d = PyDict::new(py);
+        d.set_item("testlen", t.testlen)?;
+        d.set_item("reflen", t.reflen)?;
+        d.set_item("guess", t.guess.to_vec())?;
+        d.set_item("correct", t.correct.to_vec())?;
+        d.set_item("ratio", t.ratio)?;
+        extras.set_item("bleu_totals", d)?;
+    }
+    if let Some(json) = json {
+        extras.set_item("report", json)?;
+    }
+    Ok((aggregate, columns, extras))
+}
+
+/// Tokenizes captions as ONE stream, exactly as pycocoevalcap's PTBTokenizer step does
+/// (punctuation filter included); one output per input, same order.
+#[pyfunction]
+fn tokenize(py: Python<'_>, captions: Vec<String>) -> Vec<String> {
+    py.allow_threads(|| capscore::text::ptb::tokenize_stream(&captions))
+}
+
+/// Fetches (downloads, verifies, converts) METEOR's and SPICE's data into the cache; returns
+/// the cache folder.
+#[pyfunction]
+#[pyo3(signature = (cache_dir=None))]
+fn fetch(py: Python<'_>, cache_dir: Option<String>) -> PyResult<String> {
+    let args = resource_args(cache_dir, false);
+    py.allow_threads(|| {
+        let dir = args.dir();
+        capscore::resources::fetch::meteor(&dir).map_err(resource_err)?;
+        capscore::resources::fetch::nlp(&dir).map_err(resource_err)?;
+        Ok(dir.display().to_string())
+    })
+}
+
+/// The SCST reward scorer (see `capscore.CiderD` for the Python-facing documentation).
+#[pyclass(module = "capscore._capscore", name = "RewardScorer")]
+struct PyRewardScorer {
+    inner: RewardScorer,
+    tokenize: bool,
+}
+
+fn rewards_out<'py>(
+    py: Python<'py>,
+    r: Vec<Reward>,
+    bleu4: bool,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, Option<Bound<'py, PyArray1<f64>>>)> {
+    let cider: Vec<f64> = r.iter().map(|x| x.cider_d).collect();
+    let bleu = bleu4.then(|| {
+        let b: Vec<f64> = r.iter().map(|x| x.bleu4.unwrap_or(f64::NAN)).collect();
+        PyArray1::from_vec(py, b)
+    });
+    Ok((PyArray1::from_vec(py, cider), bleu))
+}
+
+fn maybe_tokenize(tokenize: bool, texts: Vec<String>) -> Vec<String> {
+    if tokenize {
+        capscore::text::ptb::tokenize_stream(&texts)
+    } else {
+        texts
+    }
+}
+
+#[pymethods]
+impl PyRewardScorer {
+    /// A scorer from a table given as counts (`ngrams`: list of (tuple of words, count),
+    /// `ref_len`: the count whose log is used), or from reference lists (`references`).
+    #[new]
+    #[pyo3(signature = (ngrams=None, ref_len=None, references=None, tokenize=true))]
+    fn new(
+        py: Python<'_>,
+        ngrams: Option<Vec<(Vec<String>, f64)>>,
+        ref_len: Option<f64>,
+        references: Option<Vec<Vec<String>>>,
+        tokenize: bool,
+    ) -> PyResult<Self> {
+        let table = py.allow_threads(|| match (ngrams, ref_len, references) {
+            (Some(ngrams), Some(ref_len), None) => DfCounts::from_counts(
+                ngrams
+                    .iter()
+                    .map(|(g, c)| (g.iter().map(String::as_str).collect(), *c)),
+                ref_len,
+            ),
+            (None, None, Some(images)) => {
+                let flat: Vec<usize> = images.iter().map(Vec::len).collect();
+                let texts = maybe_tokenize(tokenize, images.into_iter().flatten().collect());
+                let mut it = texts.into_iter();
+                let images: Vec<Vec<String>> = flat
+                    .iter()
+                    .map(|&n| it.by_ref().take(n).collect())
+                    .collect();
+                DfCounts::from_references(&images)
+            }
+            _ => Err(RewardError(
+                "give either ngrams and ref_len, or references".into(),
+            )),
+        });
+        Ok(PyRewardScorer {
+            inner: RewardScorer::new(table.map_err(reward_err)?),
+            tokenize,
+        })
+    }
+
+    /// Prepares the references (a list of reference lists; image `k` is index `k`).
+    fn set_references(&mut self, py: Python<'_>, references: Vec<Vec<String>>) -> PyResult<()> {
+        let tokenize = self.tokenize;
+        let inner = &mut self.inner;
+        py.allow_threads(|| {
+            let sizes: Vec<usize> = references.iter().map(Vec::len).collect();
+            let texts = maybe_tokenize(tokenize, references.into_iter().flatten().collect());
+            let mut it = texts.into_iter();
+            let images: Vec<Vec<String>> = sizes
+                .iter()
+                .map(|&n| it.by_ref().take(n).collect())
+                .collect();
+            inner.set_references(&images)
+        })
+        .map_err(reward_err)
+    }
+
+    /// Number of prepared images.
+    #[getter]
+    fn image_count(&self) -> usize {
+        self.inner.image_count()
+    }
+
+    /// Number of n-grams in the document-frequency table.
+    #[getter]
+    fn table_size(&self) -> usize {
+        self.inner.table().len()
+    }
+
+    /// `ln(ref_len)`.
+    #[getter]
+    fn ln_ref_len(&self) -> f64 {
+        self.inner.table().ln_ref_len()
+    }
+
+    /// Rewards of candidate texts; returns (cider_d array, bleu4 array or None).
+    #[pyo3(signature = (candidates, image_index, bleu4=false))]
+    #[allow(clippy::type_complexity)]
+    fn score<'py>(
+        &self,
+        py: Python<'py>,
+        candidates: Vec<String>,
+        image_index: Vec<usize>,
+        bleu4: bool,
+    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Option<Bound<'py, PyArray1<f64>>>)> {
+        let tokenize = self.tokenize;
+        let inner = &self.inner;
+        let r = py
+            .allow_threads(|| {
+                let cands = maybe_tokenize(tokenize, candidates);
+                inner.score(&cands, &image_index, bleu4)
+            })
+            .map_err(reward_err)?;
+        rewards_out(py, r, bleu4)
+    }
+
+    /// Rewards of token-id rows (a C-contiguous int64 B x T array).
+    #[pyo3(signature = (ids, image_index, eos_id=0, bleu4=false))]
+    #[allow(clippy::type_complexity)]
+    fn score_ids<'py>(
+        &self,
+        py: Python<'py>,
+        ids: PyReadonlyArray2<'py, i64>,
+        image_index: Vec<usize>,
+        eos_id: i64,
+        bleu4: bool,
+    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Option<Bound<'py, PyArray1<f64>>>)> {
+        let width = ids.shape()[1];
+        let flat = ids.as_slice().map_err(|_| {
+            coded(
+                ErrorCode::InvalidFormat.as_str(),
+                "ids must be a C-contiguous array",
+            )
+        })?;
+        let inner = &self.inner;
+        let r = py
+            .allow_threads(|| inner.score_ids(flat, width, &image_index, eos_id, bleu4))
+            .map_err(reward_err)?;
+        rewards_out(py, r, bleu4)
+    }
+}
+
+/// The error codes (name -> HTTP status), as the CLI and the API use them.
+#[pyfunction]
+fn error_codes() -> Vec<(&'static str, u16)> {
+    ErrorCode::ALL
+        .iter()
+        .map(|c| (c.as_str(), c.status()))
+        .collect()
+}
+
+#[pymodule]
+fn _capscore(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(score_json, m)?)?;
+    m.add_function(wrap_pyfunction!(score_lists, m)?)?;
+    m.add_function(wrap_pyfunction!(tokenize, m)?)?;
+    m.add_function(wrap_pyfunction!(fetch, m)?)?;
+    m.add_function(wrap_pyfunction!(error_codes, m)?)?;
+    m.add_class::<PyRewardScorer>()?;
+    Ok(())
+}

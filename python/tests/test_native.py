@@ -1,0 +1,175 @@
+"""capscore.score (the CLI's structure), errors with codes, Evaluator merges, threads and the
+GIL."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import random
+import subprocess
+import threading
+import time
+
+import pytest
+
+import capscore
+from capscore import CapscoreError, Evaluator
+
+from conftest import FIXTURES, golden, golden_inputs
+
+
+def test_score_equals_the_cli(cli, tmp_path):
+    d = FIXTURES / "coco" / "fakecap_val2017"
+    refs, cands = golden_inputs("fakecap_val2017")
+    (tmp_path / "r.json").write_text(json.dumps(refs))
+    (tmp_path / "c.json").write_text(json.dumps(cands))
+    for metrics in (None, ["bleu", "rouge_l", "cider_d", "spice"]):
+        args = [str(cli), "score", "--refs", str(tmp_path / "r.json"), "--cands", str(tmp_path / "c.json")]
+        if metrics:
+            args += ["--metrics", ",".join(metrics)]
+        expected = json.loads(subprocess.run(args, capture_output=True, check=True).stdout)
+        got = capscore.score(tmp_path / "r.json", tmp_path / "c.json", metrics=metrics)
+        assert got == expected
+        # Python structures in, same numbers out.
+        assert capscore.score(refs, cands, metrics=metrics) == expected
+    g = golden("fakecap_val2017")
+    assert got["aggregate"]["CIDEr"] == g["aggregate"]["CIDEr"]
+
+
+def test_dict_inputs_keep_integer_ids():
+    refs = {1: ["a dog runs on the grass", "a dog is running"], 2: ["a cat sleeps", "a cat on a bed"]}
+    cands = {1: "a dog running", 2: ["a cat sleeping"]}  # pycocoevalcap's {id: [caption]} too
+    out = capscore.score(refs, cands, metrics=["bleu", "cider_d"])
+    assert [p["image_id"] for p in out["per_image"]] == [1, 2]
+    assert set(out["aggregate"]) == {"Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "CIDEr"}
+
+
+@pytest.mark.parametrize(
+    "refs,cands,metrics,code",
+    [
+        ({1: ["a dog"]}, {2: "a dog"}, ["bleu"], "unknown_image_id"),
+        ({1: ["a dog"]}, {1: "a dog"}, ["cider"], "unknown_metric"),
+        ({1: ["a dog"]}, {1: 5}, ["bleu"], "invalid_caption"),
+        ({1: ["a dog"]}, {1: ["a", "b"]}, ["bleu"], "invalid_format"),
+        ("/nonexistent/refs.json", {1: "a"}, ["bleu"], "file_not_found"),
+        ({1: ["a dog"]}, [], ["bleu"], "empty_results"),
+    ],
+)
+def test_errors_carry_the_cli_codes(refs, cands, metrics, code):
+    with pytest.raises(CapscoreError) as e:
+        capscore.score(refs, cands, metrics=metrics)
+    assert e.value.code == code, str(e.value)
+    assert code in capscore.ERROR_CODES or code == "file_not_found"
+    assert isinstance(e.value, ValueError)
+    again = pickle.loads(pickle.dumps(e.value))
+    assert (again.code, str(again)) == (e.value.code, str(e.value))
+
+
+def test_dropin_errors_are_coded():
+    from capscore.pycocoevalcap.cider.cider import Cider
+
+    with pytest.raises(CapscoreError) as e:
+        Cider().compute_score({1: ["a b"]}, {2: ["a b"]})
+    assert e.value.code == "unknown_image_id"
+    with pytest.raises(CapscoreError) as e:
+        Cider().compute_score({1: ["a b"]}, {1: ["a b", "c"]})
+    assert e.value.code == "invalid_format"
+
+
+def corpus(n=60, seed=0):
+    g = golden("fakecap_val2017")
+    rows = g["raw"][:n]
+    refs = {r["image_id"]: r["references"] for r in rows}
+    cands = {r["image_id"]: r["candidate"][0] for r in rows}
+    return refs, cands
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_evaluator_shards_merge_to_the_union(seed):
+    refs, cands = corpus()
+    ids = list(cands)
+    rng = random.Random(seed)
+    cut = sorted(rng.sample(range(1, len(ids)), 2))
+    shards = [ids[: cut[0]], ids[cut[0]: cut[1]], ids[cut[1]:]]
+    evs = []
+    for part in shards:
+        ev = Evaluator(metrics=["bleu", "meteor", "rouge_l", "cider_d"])
+        ev.update({i: refs[i] for i in part}, {i: cands[i] for i in part})
+        evs.append(pickle.loads(pickle.dumps(ev)))  # shipped between processes
+    merged = evs[0].merge(evs[1]).merge(evs[2])
+    union = capscore.score({i: refs[i] for i in ids}, {i: cands[i] for i in ids},
+                           metrics=["bleu", "meteor", "rouge_l", "cider_d"])
+    assert merged.compute() == union
+
+
+def test_evaluator_rejects_conflicting_shards():
+    refs, cands = corpus(4)
+    a = Evaluator().update(refs, cands)
+    i = next(iter(cands))
+    b = Evaluator().update({i: refs[i]}, {i: cands[i] + " extra"})
+    with pytest.raises(CapscoreError) as e:
+        a.merge(b)
+    assert e.value.code == "duplicate_image_id"
+
+
+def test_threads_give_the_same_bytes():
+    refs, cands = corpus(126)
+    one = capscore.score(refs, cands, metrics=["bleu", "meteor", "rouge_l", "cider_d"], threads=1)
+    two = capscore.score(refs, cands, metrics=["bleu", "meteor", "rouge_l", "cider_d"], threads=2)
+    assert json.dumps(one) == json.dumps(two)
+
+
+def test_concurrent_python_threads():
+    refs, cands = corpus(126)
+    expected = capscore.score(refs, cands, metrics=["bleu", "meteor", "rouge_l", "cider_d"])
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(3):
+                results.append(capscore.score(refs, cands, metrics=["bleu", "meteor", "rouge_l", "cider_d"]))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 12 and all(r == expected for r in results)
+
+
+def test_the_gil_is_released_during_native_work():
+    refs, cands = corpus(126)
+    big_refs = {}
+    big_cands = {}
+    for k in range(40):  # ~5,000 images: long enough to observe
+        for i, c in cands.items():
+            big_refs[f"{k}-{i}"] = refs[i]
+            big_cands[f"{k}-{i}"] = c
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    time.sleep(0.05)
+    start = time.perf_counter()
+    ids = list(big_cands)
+    cand_list = [big_cands[i] for i in ids]
+    ref_lists = [big_refs[i] for i in ids]
+    ticks.clear()
+    start = time.perf_counter()
+    capscore._capscore.score_lists(cand_list, ref_lists, metrics=["meteor", "cider_d"], threads=1)
+    end = time.perf_counter()
+    stop.set()
+    t.join()
+    during = [x for x in ticks if start < x < end]
+    # The ticker ran while the call was inside native code (it would be frozen otherwise).
+    assert end - start > 0.05
+    assert len(during) >= 10, (len(during), end - start)

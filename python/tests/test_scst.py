@@ -1,0 +1,167 @@
+"""capscore.CiderD (SCST rewards) against pycocoevalcap's own pure-Python CIDEr-D and BLEU code
+with the same fixed document-frequency table."""
+
+from __future__ import annotations
+
+import pickle
+import random
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+import capscore
+from capscore import CapscoreError, CiderD
+
+from conftest import golden
+
+
+def oracle_table(oracle_cider, ref_lists):
+    """Document frequencies and ref_len as pycocoevalcap computes them from references."""
+    s = oracle_cider.CiderScorer(n=4, sigma=6.0)
+    for refs in ref_lists:
+        s.cook_append(None, refs)
+    s.compute_doc_freq()
+    return dict(s.document_frequency), len(s.crefs)
+
+
+def oracle_cider_d(oracle_cider, table, ref_len, cands, ref_lists):
+    """pycocoevalcap's compute_cider with a fixed table (self-critical.pytorch's CiderD)."""
+
+    class Fixed(oracle_cider.CiderScorer):
+        @property
+        def ref_len(self):
+            return self._fixed
+
+        @ref_len.setter
+        def ref_len(self, _):  # compute_cider's ln(len(crefs)) is replaced by the table's
+            pass
+
+    s = Fixed(n=4, sigma=6.0)
+    s._fixed = np.log(float(ref_len))
+    for c, r in zip(cands, ref_lists):
+        s.cook_append(c, r)
+    s.document_frequency = defaultdict(float, table)
+    return np.array(s.compute_cider())
+
+
+def oracle_bleu4(oracle_bleu, cands, ref_lists):
+    b = oracle_bleu.BleuScorer(n=4)
+    for c, r in zip(cands, ref_lists):
+        b += (c, r)
+    _, scores = b.compute_score(option="closest", verbose=0)
+    return np.array(scores[3])
+
+
+def batch(n_images=50, per_image=6, seed=1):
+    g = golden("fakecap_val2017")
+    rows = g["tokenized"]
+    rng = random.Random(seed)
+    images = rows[:n_images]
+    words = sorted({w for r in rows for c in r["references"] + r["candidate"] for w in c.split()})
+    cands, index = [], []
+    for k, im in enumerate(images):
+        for j in range(per_image):
+            if j == 0:
+                c = im["candidate"][0]
+            elif j == 1:
+                c = im["references"][0]
+            else:
+                c = " ".join(rng.choice(words) for _ in range(rng.randint(0, 14)))
+            cands.append(c)
+            index.append(k)
+    return rows, images, cands, index
+
+
+def test_text_rewards_equal_the_oracle(oracle_cider, oracle_bleu):
+    rows, images, cands, index = batch()
+    df_refs = {r["image_id"]: r["references"] for r in rows}
+    table, ref_len = oracle_table(oracle_cider, list(df_refs.values()))
+    scorer = CiderD(df=df_refs, tokenize=False)
+    assert scorer.ln_ref_len == np.log(float(ref_len))
+    scorer.set_references({im["image_id"]: im["references"] for im in images})
+    ids = [images[k]["image_id"] for k in index]
+    cider, bleu = scorer.score(cands, ids, bleu4=True)
+    ref_lists = [images[k]["references"] for k in index]
+    want = oracle_cider_d(oracle_cider, table, ref_len, cands, ref_lists)
+    assert cider.dtype == np.float64 and cider.shape == (len(cands),)
+    assert np.max(np.abs(cider - want)) <= 1e-12
+    assert np.max(np.abs(bleu - oracle_bleu4(oracle_bleu, cands, ref_lists))) <= 1e-12
+    assert (cider > 0).sum() > len(cands) // 3  # not a degenerate test
+
+
+def test_pickle_table_and_token_ids_equal_the_oracle(oracle_cider, tmp_path):
+    rows, images, cands, index = batch(seed=2)
+    vocab = {}
+    for r in rows:
+        for c in r["references"] + r["candidate"]:
+            for w in c.split():
+                vocab.setdefault(w, len(vocab) + 1)  # 0 is <eos>
+
+    def ids_text(sentence):
+        return " ".join(str(vocab[w]) for w in sentence.split()) + " 0"
+
+    train = [[ids_text(c) for c in r["references"]] for r in rows]
+    table, ref_len = oracle_table(oracle_cider, train)
+    path = tmp_path / "coco-train-idxs.p"
+    with open(path, "wb") as f:
+        pickle.dump({"document_frequency": table, "ref_len": ref_len}, f)
+    scorer = CiderD(df=str(path))
+    refs_ids = [[ids_text(c) for c in im["references"]] for im in images]
+    scorer.set_references(refs_ids)
+
+    rng = np.random.default_rng(3)
+    width = 18
+    arr = rng.integers(1, len(vocab) + 1, size=(len(cands), width), dtype=np.int64)
+    texts = []
+    for b, c in enumerate(cands):
+        toks = [vocab[w] for w in c.split()][: width - 1]
+        arr[b, : len(toks)] = toks
+        if b % 7 == 3:  # no EOS: the whole row is the sentence
+            texts.append(" ".join(str(t) for t in arr[b]))
+            continue
+        arr[b, len(toks)] = 0  # EOS, then junk that must be ignored
+        texts.append(" ".join(str(t) for t in arr[b, : len(toks) + 1]))
+    got = scorer.score_ids(arr, index, eos_id=0)
+    want = oracle_cider_d(oracle_cider, table, ref_len, texts, [refs_ids[k] for k in index])
+    assert np.max(np.abs(got - want)) <= 1e-12
+    # int32 input (as in the issue) gives the same.
+    assert np.array_equal(scorer.score_ids(arr.astype(np.int32), np.array(index)), got)
+    # The same table given as a loaded dict.
+    same = CiderD(df={"document_frequency": table, "ref_len": ref_len})
+    same.set_references(refs_ids)
+    assert np.array_equal(same.score_ids(arr, index), got)
+
+
+def test_text_is_ptb_tokenized_by_default(oracle_cider):
+    g = golden("fakecap_val2017")
+    raw = g["raw"][:30]
+    refs = {r["image_id"]: r["references"] for r in raw}
+    scorer = CiderD(df=refs)
+    scorer.set_references(refs)
+    cands = [r["candidate"][0].upper() + "." for r in raw]
+    got = scorer.score(cands, [r["image_id"] for r in raw])
+    tok_refs = capscore.tokenize([c for r in raw for c in r["references"]])
+    it = iter(tok_refs)
+    ref_lists = [[next(it) for _ in r["references"]] for r in raw]
+    table, ref_len = oracle_table(oracle_cider, ref_lists)
+    want = oracle_cider_d(oracle_cider, table, ref_len, capscore.tokenize(cands), ref_lists)
+    assert np.max(np.abs(got - want)) <= 1e-12
+
+
+def test_compute_score_and_errors():
+    refs = {1: ["a dog runs", "a dog is running"], 2: ["a cat sleeps"]}
+    scorer = CiderD(df=refs, tokenize=False)
+    mean, scores = scorer.compute_score(refs, [{"image_id": 1, "caption": ["a dog runs"]},
+                                                {"image_id": 2, "caption": ["a cat"]}])
+    assert scores.shape == (2,) and mean == np.mean(scores)
+    with pytest.raises(CapscoreError) as e:
+        scorer.score(["a"], [3])
+    assert e.value.code == "unknown_image_id"
+    with pytest.raises(CapscoreError):
+        scorer.score_ids(np.zeros((2, 3), dtype=np.int64), [0])
+    with pytest.raises(CapscoreError):
+        CiderD(df=42)
+    with pytest.raises(CapscoreError) as e:
+        CiderD(df="/nonexistent.p")
+    assert e.value.code == "file_not_found"
