@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::engine::{self, Metric, Options, OwnedReferences};
+use crate::engine::bootstrap::BootstrapSpec;
+use crate::engine::{self, DfChoice, Metric, Options, OwnedReferences, ReferenceSource};
 use crate::input::{self, ErrorCode, InputError};
 use crate::resources::{self, ResourceArgs, ResourceError};
 use crate::text::ptb;
@@ -72,6 +73,21 @@ pub struct ScoreArgs {
     /// which of them matched (`spice.per_image[].candidate_tuples` / `reference_tuples`).
     #[arg(long)]
     pub explain: bool,
+    /// Percentile bootstrap intervals of every aggregate from N resamples of the images
+    /// (output `bootstrap`: `low`, `high`); 1 to 10,000.
+    #[arg(long, value_name = "N")]
+    pub bootstrap: Option<u32>,
+    /// Seed of the bootstrap resampling (same seed, same intervals, whatever the thread count).
+    #[arg(long, default_value_t = 0, requires = "bootstrap")]
+    pub bootstrap_seed: u64,
+    /// Confidence level of the bootstrap intervals.
+    #[arg(long, default_value_t = 0.95, requires = "bootstrap")]
+    pub bootstrap_level: f64,
+    /// CIDEr's document frequencies from this references file (COCO annotation file or map)
+    /// instead of the scored images' references, e.g. COCO train's for a val subset; the
+    /// signature names the file and its content hash.
+    #[arg(long, value_name = "FILE")]
+    pub df_from: Option<PathBuf>,
     /// Resource location and download policy.
     #[command(flatten)]
     pub resources: ResourceArgs,
@@ -225,11 +241,43 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     } else {
         None
     };
+    let bootstrap = match a.bootstrap {
+        Some(samples) => {
+            let spec = BootstrapSpec {
+                samples,
+                seed: a.bootstrap_seed,
+                level: a.bootstrap_level,
+            };
+            spec.check().map_err(|m| {
+                InputError::new(ErrorCode::InvalidFormat, format!("--bootstrap: {m}"))
+            })?;
+            Some(spec)
+        }
+        None => None,
+    };
+    let df_source = match &a.df_from {
+        Some(path) => {
+            let text = read_input_file(path, "--df-from")?;
+            let refs =
+                input::parse_references_text(&text, "--df-from").map_err(labelled("--df-from"))?;
+            let name = path.file_name().map_or_else(
+                || "df-from".to_owned(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            Some(pool.install(|| crate::dataset::Dataset::build(&name, refs, 0))?)
+        }
+        None => None,
+    };
     let opts = Options {
         meteor: meteor.as_deref(),
         spice: spice.as_ref(),
         explain: a.explain,
         include_tokenized: a.tokenized,
+        bootstrap,
+        df: match df_source.as_ref().and_then(|d| d.df_table()) {
+            Some(t) => DfChoice::Table(t),
+            None => DfChoice::Batch,
+        },
         ..Options::new(&metrics)
     };
     // The references are handed over: their captions move into the batch (not copied).

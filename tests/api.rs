@@ -1247,3 +1247,145 @@ async fn response_bytes_are_the_reports_json() {
     );
     app.stop().await;
 }
+
+/// `cider_df: {"dataset": NAME}`: another registered dataset's table, for inline references
+/// and for a dataset's results alike; the same numbers as the CLI's `--df-from` with that file;
+/// the signature names the table's dataset and content hash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cider_df_from_another_dataset_equals_cli_df_from() {
+    let app = spawn_app().await;
+    let refs = read_json("coco/fakecap_val2017/refs.json");
+    let cands = read_json("coco/fakecap_val2017/cands.json");
+    let (_, _, info) = app.put("/v1/datasets/fakecap", &refs).await;
+    let sha = info["sha256"].as_str().expect("sha").to_owned();
+    // The scored subset: 20 images as their own references file (CLI) / inline items (API).
+    let sub: Vec<Value> = cands.as_array().expect("list")[..20].to_vec();
+    let (batch, items) = inline_items(&refs, &Value::Array(sub.clone()));
+    let (st, _, api) = app
+        .post(
+            "/v1/score",
+            &json!({"items": items, "metrics": ["cider_d"], "cider_df": {"dataset": "fakecap"}}),
+        )
+        .await;
+    assert_eq!(st, 200, "{api}");
+    let sig = api["signature"].as_str().expect("signature");
+    assert!(
+        sig.contains(&format!("dataset:fakecap@sha256:{sha}(N=")),
+        "{sig}"
+    );
+    // Against the dataset's own results path with its own table: the same CIDEr.
+    let (_, _, ds) = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "fakecap", "results": sub, "metrics": ["cider_d"], "cider_df": "dataset"}),
+        )
+        .await;
+    assert_eq!(api["aggregate"], ds["aggregate"]);
+    // The CLI with --df-from the full references file gives the same numbers.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sub_refs = json!({
+        "images": batch.items.iter().map(|i| json!({"id": i.image_id.raw})).collect::<Vec<_>>(),
+        "annotations": batch.items.iter().enumerate().flat_map(|(k, i)| i.references.iter().enumerate()
+            .map(move |(j, r)| json!({"image_id": i.image_id.raw, "id": k * 100 + j, "caption": r}))).collect::<Vec<_>>(),
+    });
+    let (r, c, full) = (
+        dir.path().join("r.json"),
+        dir.path().join("c.json"),
+        dir.path().join("fakecap.json"),
+    );
+    std::fs::write(&r, sub_refs.to_string()).expect("write");
+    std::fs::write(&c, Value::Array(sub).to_string()).expect("write");
+    std::fs::write(&full, refs.to_string()).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_capscore"))
+        .args(["score", "--metrics", "cider_d", "--refs"])
+        .arg(&r)
+        .arg("--cands")
+        .arg(&c)
+        .arg("--df-from")
+        .arg(&full)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(cli["aggregate"], api["aggregate"]);
+    assert_eq!(per_image_by_id(&cli), per_image_by_id(&api));
+    // Without the option the subset's own table gives another number.
+    let plain = cli_score(&r, &c, &["--metrics", "cider_d"]);
+    assert_ne!(plain["aggregate"]["CIDEr"], api["aggregate"]["CIDEr"]);
+    // An unknown table dataset is a 404 like any unknown dataset.
+    let res = app
+        .post(
+            "/v1/score",
+            &json!({"items": [{"image_id": 1, "candidate": "a", "references": ["a"]}], "cider_df": {"dataset": "nope"}}),
+        )
+        .await;
+    expect_problem(&app, res, 404, "unknown_dataset").await;
+    app.stop().await;
+}
+
+fn cli_score(refs: &Path, cands: &Path, extra: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_capscore"))
+        .arg("score")
+        .arg("--refs")
+        .arg(refs)
+        .arg("--cands")
+        .arg(cands)
+        .args(extra)
+        .output()
+        .expect("run capscore");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("cli json")
+}
+
+/// `bootstrap` over HTTP: the CLI's intervals for the same seed; limits are coded errors.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bootstrap_over_http_equals_the_cli() {
+    let app = spawn_app().await;
+    let refs = existing("coco/fakecap_val2017/refs.json");
+    let cands = existing("coco/fakecap_val2017/cands.json");
+    let (_, items) = inline_items(
+        &read_json("coco/fakecap_val2017/refs.json"),
+        &read_json("coco/fakecap_val2017/cands.json"),
+    );
+    let (st, _, api) = app
+        .post(
+            "/v1/score",
+            &json!({"items": items, "metrics": ["bleu", "meteor", "rouge_l", "cider_d"],
+                    "bootstrap": {"samples": 300, "seed": 11, "level": 0.9}}),
+        )
+        .await;
+    assert_eq!(st, 200, "{api}");
+    let cli = cli_score(
+        &refs,
+        &cands,
+        &[
+            "--bootstrap",
+            "300",
+            "--bootstrap-seed",
+            "11",
+            "--bootstrap-level",
+            "0.9",
+        ],
+    );
+    assert_eq!(api["bootstrap"], cli["bootstrap"]);
+    for bad in [
+        json!({"samples": 0}),
+        json!({"samples": 20000}),
+        json!({"samples": 10, "level": 1.5}),
+        json!({"samples": 10, "x": 1}),
+    ] {
+        let res = app
+            .post("/v1/score", &json!({"items": items, "bootstrap": bad}))
+            .await;
+        expect_problem(&app, res, 422, "invalid_format").await;
+    }
+    app.stop().await;
+}

@@ -169,6 +169,16 @@ async fn every_response_matches_the_published_schema() {
             "post",
             "/v1/score",
             "/v1/score",
+            Some(json!({"items": items, "metrics": all, "bootstrap": {"samples": 50, "seed": 1}}))
+        )
+        .await,
+        200
+    );
+    assert_eq!(
+        app.check(
+            "post",
+            "/v1/score",
+            "/v1/score",
             Some(json!({"items": items, "metrics": all, "explain": true}))
         )
         .await,

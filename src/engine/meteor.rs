@@ -38,6 +38,9 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
     for (row, st) in out.per_image.iter_mut().zip(&ok) {
         row.meteor = Some(st.score());
     }
+    if ctx.opts.bootstrap.is_some() {
+        out.meteor_stats = Some(ok);
+    }
     out.signature(
         Metric::Meteor,
         "meteor:1.5-pycocoevalcap,en,norm,pooled".into(),

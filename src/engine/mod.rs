@@ -13,6 +13,7 @@
 //! Must not: read files, know about HTTP or the CLI, or hold global state. Phases are
 //! `tracing` spans (`RUST_LOG=capscore=debug` shows their timings).
 
+pub mod bootstrap;
 mod meteor;
 mod metric;
 mod ngram;
@@ -80,6 +81,8 @@ pub struct Options<'a> {
     pub explain: bool,
     /// Add the tokenized captions to the report (`tokenized`).
     pub include_tokenized: bool,
+    /// Bootstrap intervals of the aggregates.
+    pub bootstrap: Option<bootstrap::BootstrapSpec>,
 }
 
 impl<'a> Options<'a> {
@@ -93,6 +96,7 @@ impl<'a> Options<'a> {
             spice: None,
             explain: false,
             include_tokenized: false,
+            bootstrap: None,
         }
     }
 }
@@ -174,6 +178,9 @@ struct Out {
     warnings: Vec<Warning>,
     /// Warnings listed after the input warnings (internal failures).
     late_warnings: Vec<Warning>,
+    /// Per-image BLEU counts and METEOR statistics, kept for the bootstrap.
+    bleu_stats: Option<Vec<crate::metrics::bleu::BleuStats>>,
+    meteor_stats: Option<Vec<crate::metrics::meteor::SegmentStats>>,
 }
 
 impl Out {
@@ -261,6 +268,8 @@ pub fn score(
         signature: BTreeMap::new(),
         warnings: Vec::new(),
         late_warnings: Vec::new(),
+        bleu_stats: None,
+        meteor_stats: None,
     };
     let mut steps: Vec<Step> = opts.metrics.iter().map(|m| m.step()).collect();
     steps.sort_unstable();
@@ -285,6 +294,17 @@ fn finish(
 ) -> Report {
     let _span = tracing::debug_span!("report").entered();
     let n = batch.items.len();
+    let bootstrap = opts.bootstrap.map(|spec| {
+        bootstrap::intervals(
+            &spec,
+            &bootstrap::ImageStats {
+                bleu: out.bleu_stats.as_deref(),
+                meteor: out.meteor_stats.as_deref(),
+                per_image: &out.per_image,
+                keys: out.aggregate.entries().map(|(k, _)| k).collect(),
+            },
+        )
+    });
     let mut warnings = out.warnings;
     let ids = |f: &dyn Fn(usize) -> bool| -> Vec<Value> {
         (0..n)
@@ -337,6 +357,7 @@ fn finish(
         spice: out.spice,
         signature: sig.join("|"),
         warnings,
+        bootstrap,
         tokenized,
         stats: RunStats {
             spice_cached_graphs: prepared.spice.as_ref().map_or(0, |c| c.cached),

@@ -68,6 +68,14 @@ macro_rules! score_keys {
                     _ => None,
                 }
             }
+
+            /// Sets the score under an output key (unknown keys are ignored).
+            pub fn set(&mut self, key: &str, v: f64) {
+                match key {
+                    $($k => self.$f = Some(v),)*
+                    _ => {}
+                }
+            }
         }
     };
 }
@@ -382,6 +390,9 @@ pub struct Report {
     pub signature: String,
     /// Warnings about the input.
     pub warnings: Vec<Warning>,
+    /// Percentile bootstrap intervals of the aggregates (when asked for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bootstrap: Option<super::bootstrap::BootstrapReport>,
     /// The tokenized captions, evaluation order (CLI `--tokenized`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokenized: Option<Vec<TokenizedItem>>,
@@ -464,6 +475,8 @@ impl Serialize for ReportView<'_> {
             signature: &'a str,
             warnings: &'a [Warning],
             #[serde(skip_serializing_if = "Option::is_none")]
+            bootstrap: &'a Option<super::bootstrap::BootstrapReport>,
+            #[serde(skip_serializing_if = "Option::is_none")]
             tokenized: &'a Option<Vec<TokenizedItem>>,
         }
         View {
@@ -473,6 +486,7 @@ impl Serialize for ReportView<'_> {
             spice: &r.spice,
             signature: &r.signature,
             warnings: &r.warnings,
+            bootstrap: &r.bootstrap,
             tokenized: &r.tokenized,
         }
         .serialize(s)
@@ -520,6 +534,7 @@ mod tests {
                         WarningCode::EmptyCandidate,
                         vec![json!(1), json!("b")],
                     )],
+                    bootstrap: None,
                     tokenized: bleu.then(Vec::new),
                     stats: RunStats::default(),
                 };

@@ -89,11 +89,16 @@ impl BleuStats {
 
     /// Adds another image's statistics (corpus pooling).
     pub fn add(&mut self, o: &BleuStats) {
-        self.testlen += o.testlen;
-        self.reflen += o.reflen;
+        self.add_times(o, 1);
+    }
+
+    /// Adds another image's statistics `times` times (a bootstrap resample).
+    pub fn add_times(&mut self, o: &BleuStats, times: u64) {
+        self.testlen += o.testlen * times;
+        self.reflen += o.reflen * times;
         for n in 0..MAX_ORDER {
-            self.guess[n] += o.guess[n];
-            self.correct[n] += o.correct[n];
+            self.guess[n] += o.guess[n] * times;
+            self.correct[n] += o.correct[n] * times;
         }
     }
 

@@ -612,14 +612,19 @@ pub(crate) fn word_weight(w: f64, function_word: bool) -> f64 {
 /// The pooled corpus score of the jar's `EVAL` (spec §11): what pycocoevalcap reports as
 /// METEOR. Empty input gives 0.0.
 pub fn pooled_score(stats: &[SegmentStats]) -> f64 {
+    pooled_score_weighted(stats.iter().map(|st| (st, 1)))
+}
+
+/// [`pooled_score`] with each segment counted `weight` times (a bootstrap resample).
+pub fn pooled_score_weighted<'a>(stats: impl IntoIterator<Item = (&'a SegmentStats, u64)>) -> f64 {
     let mut sum = [0u64; 23];
-    for st in stats {
+    for (st, w) in stats {
         let skip_chunks = st.is_perfect();
         for (k, &x) in st.v.iter().enumerate() {
             if k == 20 && skip_chunks {
                 continue;
             }
-            sum[k] += x as u64;
+            sum[k] += x as u64 * w;
         }
     }
     score_of(&sum.map(|x| x as f64))

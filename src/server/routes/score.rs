@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 
 use super::{caption_of, check_caption, json_response, limit, parse_body};
 
+use crate::engine::bootstrap::BootstrapSpec;
 use crate::engine::report::ImageIdSchema;
 use crate::engine::{self, DfChoice, Metric, Options, ReferenceSource, Report};
 use crate::input::{self, Candidate, ErrorCode, ImageId, InputError, Item, References};
@@ -31,6 +32,19 @@ pub enum CiderDf {
     Batch,
     /// The registered dataset's table: a subset is scored with the whole set's frequencies.
     Dataset,
+}
+
+/// `cider_df` as a request gives it: a source name, or another dataset.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum CiderDfIn {
+    /// `"batch"` or `"dataset"`.
+    Named(CiderDf),
+    /// `{"dataset": "<name>"}`: that registered dataset's table.
+    From {
+        /// The dataset whose references give the document frequencies.
+        dataset: String,
+    },
 }
 
 /// One image to score.
@@ -78,15 +92,26 @@ pub struct ScoreRequest {
     /// A registered dataset supplying references and/or document frequencies.
     #[serde(default)]
     pub dataset: Option<String>,
-    /// Document-frequency source for CIDEr (default `batch`).
+    /// Document-frequency source for CIDEr: `"batch"` (default), `"dataset"` (the `dataset`'s
+    /// table), or `{"dataset": "<name>"}` (another registered dataset's table, e.g. COCO
+    /// train's for a val subset; the signature names it with its content hash).
     #[serde(default)]
-    pub cider_df: Option<CiderDf>,
+    pub cider_df: Option<CiderDfIn>,
+    /// Percentile bootstrap intervals of every aggregate (`{"samples": 1000, "seed": 0,
+    /// "level": 0.95}`): images resampled with replacement, aggregates recomputed from per-image
+    /// statistics (CIDEr-D's document frequencies held fixed). At most 10,000 samples and
+    /// `samples x images` at most 50,000,000.
+    #[serde(default)]
+    pub bootstrap: Option<BootstrapSpec>,
     /// With `spice`: list each image's candidate tuples and merged reference tuples with their
     /// match flags (`spice.per_image[].candidate_tuples` / `reference_tuples`). Default false;
     /// no other output changes.
     #[serde(default)]
     pub explain: Option<bool>,
 }
+
+/// Most image draws (`samples x images`) one request's bootstrap may cost (about 1 s of CPU).
+const MAX_BOOTSTRAP_WORK: u64 = 50_000_000;
 
 /// What a request asks for, as a job for the engine.
 struct Job {
@@ -210,7 +235,11 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         None => app.resources.default_metrics(),
     };
     app.resources.check(&metrics)?;
-    let cider_df = req.cider_df.unwrap_or_default();
+    let (cider_df, df_from) = match req.cider_df.clone() {
+        None => (CiderDf::Batch, None),
+        Some(CiderDfIn::Named(c)) => (c, None),
+        Some(CiderDfIn::From { dataset }) => (CiderDf::Batch, Some(app.datasets.named(&dataset)?)),
+    };
     let ds = match &req.dataset {
         Some(name) => Some(app.datasets.named(name)?),
         None => None,
@@ -223,12 +252,29 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         .into());
     }
     let explain = req.explain.unwrap_or(false);
+    let bootstrap = req.bootstrap;
     let job = job_of(app, req, ds.is_some())?;
+    if let Some(b) = &bootstrap {
+        b.check()
+            .map_err(|m| ApiError::from(InputError::new(ErrorCode::InvalidFormat, m)))?;
+        let work = u64::from(b.samples) * job.candidates.len() as u64;
+        if work > MAX_BOOTSTRAP_WORK {
+            return Err(limit(format!(
+                "bootstrap: {} samples x {} images = {work} image draws; at most {MAX_BOOTSTRAP_WORK} per request",
+                b.samples,
+                job.candidates.len()
+            )));
+        }
+    }
     let opts = Options {
-        df: match (cider_df, &ds) {
-            (CiderDf::Dataset, Some(d)) => d.df_table().map_or(DfChoice::Source, DfChoice::Table),
+        df: match (cider_df, &ds, &df_from) {
+            (_, _, Some(from)) => from.df_table().map_or(DfChoice::Batch, DfChoice::Table),
+            (CiderDf::Dataset, Some(d), None) => {
+                d.df_table().map_or(DfChoice::Source, DfChoice::Table)
+            }
             _ => DfChoice::Batch,
         },
+        bootstrap,
         meteor: app.resources.meteor(),
         spice: app.resources.spice(),
         explain,
