@@ -133,9 +133,8 @@ fn codepoint_sweep_parity() {
 /// fixed: each case is followed by its context lines (a line-final period looks across the
 /// line break), all as one stream, with the reference's tokenization of every line
 /// (provenance in the fixture's first line).
-#[test]
-fn fuzz_regressions_parity() {
-    let text = read_gz("fuzz_regressions.jsonl.gz");
+fn check_regression_fixture(name: &str, min_lines: usize) {
+    let text = read_gz(name);
     let mut lines = text.lines();
     let head: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
     let (mut raw, mut want) = (Vec::new(), Vec::new());
@@ -145,7 +144,7 @@ fn fuzz_regressions_parity() {
         want.push(v["tokenized"].as_str().unwrap().to_string());
     }
     assert_eq!(raw.len() as u64, head["lines"].as_u64().unwrap());
-    assert!(raw.len() > 20_000);
+    assert!(raw.len() > min_lines, "{name}: {} lines", raw.len());
     let got = ptb::tokenize_stream(&raw);
     let bad: Vec<String> = (0..raw.len())
         .filter(|&k| got[k] != want[k])
@@ -157,7 +156,20 @@ fn fuzz_regressions_parity() {
             )
         })
         .collect();
-    report("fuzz regressions", &bad, raw.len());
+    report(name, &bad, raw.len());
+}
+
+#[test]
+fn fuzz_regressions_parity() {
+    check_regression_fixture("fuzz_regressions.jsonl.gz", 20_000);
+}
+
+/// The second round of fuzzer cases (apostrophe words, soft hyphens, combining marks after
+/// hyphens, slashes and fractions with digits of any script, period/comma-hyphen words, final
+/// sigma, ...), built the same way.
+#[test]
+fn fuzz_regressions_2_parity() {
+    check_regression_fixture("fuzz_regressions_2.jsonl.gz", 500);
 }
 
 /// One representative per class fixed from the fuzzer (reference outputs, next line "x").
@@ -197,6 +209,15 @@ fn fuzz_classes_targeted() {
         ),
         ("c#x a# C++ a++ @@ <<< ##", "c# x a # c++ a + + @@ << < ##"),
         ("1 1/2c S'mo WE'L n've", "1\u{a0}1/2 c s'mo we'l n 've"),
+        ("B'ab1 O'ab1c xa'ab-cd ab-D'ab1 B're1 O're1 O'RE", "b'ab 1 o'ab1c xa'ab cd ab-d'ab1 b 're 1 o're1 o 're"),
+        ("cont'd. c'mons e'ers Gn\u{2018}t CAN\u{2018}T B\u{2019}12 x xa\u{2018}ab", "cont'd. c'mon s e'er s g n`t ca n`t b \u{2019}12 x xa\u{2018}ab"),
+        ("\u{ad}n. v-\u{ad} gonna\u{ad} a \u{ad} b lb.\u{ad} \u{ad}'s", "n v- gonna a b lb. 's"),
+        ("ab-cd\u{308}e \u{308}ab-cd ab_cd\u{308} ab-\u{915}\u{93e}", "ab-cd \u{308}e \u{308}ab cd ab_cd \u{308} ab-\u{915} \u{93e}"),
+        ("\u{660}/6H 1/456\u{6f1}\u{6f2} 1/2-34 1/2-3 a/b/c/d 1 1/\u{662} 2/5-56/7", "\u{660}/6 h 1/456\u{6f1} \u{6f2}\u{a0}1/2 -34 1/2 -3 a/b/c / d 1\u{a0}1/\u{662} 2/5-56 / 7"),
+        ("a.5-6 t,-3 w..-t 3.5-4.5 etc.-a Pa.-L ab.\u{3001} 1s.x 2D.C", "a.5-6 t,-3 w..-t 3.5-4 .5 etc. a pa. l ab. \u{3001} 1s.x 2d.c"),
+        ("\u{3a5}\u{3a3}0A \u{3a5}0\u{3a3} \u{3a5}\u{3a3}", "\u{3c5}\u{3c3}0a \u{3c5}0\u{3c2} \u{3c5}\u{3c2}"),
+        ("'''m a1!b 4h!c x.o?b N!T.C Gnn't ann't n't\u{308}", "'m a1!b 4h c x.o?b n!t.c gnn t ann t n't \u{308}"),
+        ("O'K\u{308} d'o\u{302} N'\u{ad}n No. \u{663} 1,000-2,000", "o k\u{308} d' o\u{302} n n no. \u{663} 1,000-2 ,000"),
     ];
     let mut bad = Vec::new();
     for (input, want) in cases {

@@ -365,11 +365,13 @@ fn in_table(t: &[(u32, u32)], c: char) -> bool {
     .is_ok()
 }
 
+/// Letters (the soft hyphen U+00AD included: observed, it behaves as a letter inside and at
+/// the start of words and is deleted from their text; alone it is `-`).
 fn is_letter(c: char) -> bool {
     if c.is_ascii() {
         c.is_ascii_alphabetic()
     } else {
-        in_table(&tables::LETTER, c)
+        c == '\u{AD}' || in_table(&tables::LETTER, c)
     }
 }
 
@@ -613,7 +615,7 @@ impl Lexer<'_> {
 
     fn emit_lower(&mut self, chars: &[char]) {
         let s: String = chars.iter().filter(|&&c| c != '\u{AD}').collect();
-        let s = s.to_lowercase().replace(' ', "\u{A0}");
+        let s = java_lower(&s).replace(' ', "\u{A0}");
         self.emit(&s);
     }
 
@@ -639,8 +641,19 @@ impl Lexer<'_> {
         if !matches!(c, ' ' | '\t' | '\n') {
             if let Some(n) = self.dotcom(i) {
                 let t: String = self.buf[i..i + n].iter().collect();
-                self.emit(&t.to_lowercase());
+                self.emit(&java_lower(&t));
                 return i + n;
+            }
+        }
+        if c == '\u{AD}' {
+            // A soft hyphen starts a word only when a letter or digit follows (after more soft
+            // hyphens); otherwise it is `-` (observed).
+            let mut k = i + 1;
+            while k < self.end && self.buf[k] == '\u{AD}' {
+                k += 1;
+            }
+            if !(k < self.end && is_alnum(self.buf[k])) {
+                return self.one(i, "-");
             }
         }
         if is_wordish(c) && !is_hyph2(c) {
@@ -705,7 +718,9 @@ impl Lexer<'_> {
             '\'' => {
                 let n = self.run_len(i, c);
                 if n >= 2 {
+                    // Observed: runs come in pairs (`'''` → `'' '`).
                     self.emit("''");
+                    return i + 2;
                 } else if let Some(k) = self.apos_word(i) {
                     return k;
                 } else {
@@ -1055,14 +1070,20 @@ impl Lexer<'_> {
         let end = self.end;
         if let Some(n) = self.email(i) {
             let t: String = b[i..i + n].iter().collect();
-            self.emit(&t.to_lowercase().replace(' ', "\u{A0}"));
+            self.emit(&java_lower(&t).replace(' ', "\u{A0}"));
             return i + n;
         }
-        // Fractions: D{1,4}[ -]D{1,4}/D{1,4}
-        if let Some(n) = self.fraction(i) {
-            let t = b[i..i + n].to_vec();
-            self.emit_lower(&t);
-            return i + n;
+        // Fractions: D{1,4}[ -]D{1,4}/D{1,4} (digits of any script). A simple fraction
+        // followed by a letter, digit or slash competes with the word scanner below (the
+        // longer match wins, observed: `6/8h`, `2/5-56` but `٠/6 h`).
+        let mut frac_cand = None;
+        if let Some((n, sure)) = self.fraction(i) {
+            if sure {
+                let t = b[i..i + n].to_vec();
+                self.emit_lower(&t);
+                return i + n;
+            }
+            frac_cand = Some(n);
         }
         if b[i].is_ascii_digit() {
             if let Some(n) = self.phone(i) {
@@ -1071,20 +1092,31 @@ impl Lexer<'_> {
         }
         // URLs
         if let Some(n) = self.url(i).or_else(|| self.likely_url(i)) {
-            let t = b[i..i + n].to_vec();
-            self.emit_lower(&t);
+            // Observed: URLs keep soft hyphens.
+            let t: String = b[i..i + n].iter().collect();
+            self.emit(&java_lower(&t).replace(' ', "\u{A0}"));
             return i + n;
         }
         if let Some(n) = self.email(i) {
             let t: String = b[i..i + n].iter().collect();
-            self.emit(&t.to_lowercase().replace(' ', "\u{A0}"));
+            self.emit(&java_lower(&t).replace(' ', "\u{A0}"));
             return i + n;
+        }
+        // Apostrophe words that start here and end at the first character they cannot take
+        // (observed; the `[oOdDlL]'` words are handled by the scanner below, which can go on).
+        if !(matches!(b[i], 'o' | 'O' | 'd' | 'D' | 'l' | 'L') && i + 1 < end && is_apos(b[i + 1]))
+        {
+            if let Some(k) = apos_word_end(b, i, end) {
+                let t = b[i..k].to_vec();
+                self.emit_lower(&t);
+                return k;
+            }
         }
         // Observed: `d'` `l'` `j'` are tokens unless (for d, l) a letter and a letter or digit
         // follow (`d'you`, `l'amour`); `y'` before a letter is a token (`y' all`).
         if i + 1 < end && matches!(b[i + 1], '\'' | '\u{2019}' | '\u{92}') {
             let l = b[i].to_ascii_lowercase();
-            let long = i + 3 < end && is_alnum(b[i + 2]) && is_alnum(b[i + 3]);
+            let long = i + 3 < end && plain_alnum(b[i + 2]) && plain_alnum(b[i + 3]);
             let clitic = ["s", "m", "d", "re", "ve", "ll"].iter().any(|t| {
                 let n = t.len();
                 i + 2 + n <= end
@@ -1121,6 +1153,17 @@ impl Lexer<'_> {
         // A `/` joins only ASCII letters, digits and hyphens; after it, nothing else joins.
         let mut slash_ok = true;
         let mut slash_used = false;
+        let mut slashes = 0;
+        // `1/2-34`: digits, a slash, digits, a hyphen and two or more digits; then only digits.
+        let mut date_tail = false;
+        // An `[oOdDlL]'` segment joined (`o'clock`, `ab-D'ab1`): only letters, digits, `-`, `_`
+        // and more such segments follow.
+        let mut seg_apos = false;
+        // Observed: a word holding a combining mark takes no `-` / `_` / U+2010 join, and after
+        // such a join a combining mark ends the word.
+        let mut has_mark = false;
+        let mut joined_seg = false;
+        let mut nt_join = false;
         loop {
             if j >= end {
                 break;
@@ -1153,7 +1196,8 @@ impl Lexer<'_> {
             if is_alnum(c) || is_hyph2(c) {
                 if (numeric_sep && !is_digit(c))
                     || (amp_mode && !c.is_ascii_uppercase())
-                    || (slash_used && !(c.is_ascii_alphanumeric() || is_digit(c)))
+                    || (slash_used && !c.is_ascii_alphanumeric())
+                    || (date_tail && !c.is_ascii_digit())
                 {
                     break;
                 }
@@ -1161,31 +1205,43 @@ impl Lexer<'_> {
                 if is_mark(c) && j > i && is_digit(b[i]) {
                     break;
                 }
+                if is_mark(c) {
+                    if joined_seg || seg_apos || nt_join {
+                        break;
+                    }
+                    has_mark = true;
+                }
                 // U+2010/U+2011/U+058A only between word characters (deleted at the end).
                 if is_hyph2(c)
                     && (j + 1 >= end
                         || !is_alnum(b[j + 1])
                         || is_mark(b[j + 1])
-                        || is_mark(b[j - 1]))
+                        || is_mark(b[j - 1])
+                        || has_mark)
                 {
                     break;
                 }
+                joined_seg |= is_hyph2(c);
                 if is_letter(c) {
                     has_letter = true;
                 }
                 all_upper &= c.is_ascii_uppercase();
-                slash_ok &= c.is_ascii_alphanumeric() || is_digit(c);
+                slash_ok &= c.is_ascii_alphanumeric();
                 j += 1;
                 continue;
             }
             let prev = if j > i { b[j - 1] } else { ' ' };
             let nx = if j + 1 < end { b[j + 1] } else { ' ' };
-            // `2.c`, `2.5.c`: a number, a period and one letter (observed).
+            if seg_apos && !(matches!(c, '-' | '_') || is_apos(c)) {
+                break;
+            }
+            // `2.c`, `2.5.c`, `1s.x`: a number (letters may follow it), a period and one
+            // letter (observed).
             if c == '.'
-                && is_digit(prev)
+                && is_alnum(prev)
                 && matches!(nx, 'c' | 'C' | 'h' | 'H' | 'x' | 'X')
                 && is_digit(b[i])
-                && !has_letter
+                && (!has_letter || (!numeric_sep && b[i..j].iter().all(|&c| plain_alnum(c))))
                 && !(j + 2 < end && is_alnum(b[j + 2]))
                 && !slash_used
             {
@@ -1193,6 +1249,9 @@ impl Lexer<'_> {
                 break;
             }
             if (amp_mode || slash_used) && !matches!(c, '&' | '+' | '-' | '/') {
+                break;
+            }
+            if date_tail {
                 break;
             }
             let ok = match c {
@@ -1203,21 +1262,28 @@ impl Lexer<'_> {
                         && is_alnum(nx)
                         && !numeric_sep
                         && !amp_mode
+                        && !has_mark
                         && !is_mark(prev)
                         && !is_mark(nx)
                         && !(slash_used
                             && c == '-'
                             && !(nx.is_ascii_alphabetic()
-                                || b[i..j].iter().all(|&x| is_digit(x) || x == '/')))
+                                || (b[i..j].iter().all(|&x| x.is_ascii_digit() || x == '/')
+                                    && nx.is_ascii_digit()
+                                    && j + 2 < end
+                                    && b[j + 2].is_ascii_digit())))
                 }
                 '/' => {
+                    // Observed: ASCII letters and digits only, at most two slashes.
                     let ok = slash_ok
-                        && ((prev.is_ascii_alphanumeric() && nx.is_ascii_alphanumeric())
-                            || (is_digit(prev) && is_digit(nx)))
+                        && slashes < 2
+                        && prev.is_ascii_alphanumeric()
+                        && nx.is_ascii_alphanumeric()
                         && !(is_digit(prev) && b[i..j].contains(&'-'))
                         && !numeric_sep
                         && !amp_mode;
                     slash_used |= ok;
+                    slashes += usize::from(ok);
                     ok
                 }
                 '.' => {
@@ -1228,7 +1294,9 @@ impl Lexer<'_> {
                         && is_alnum(prev)
                         && is_letter(b[i])
                         && !numeric_sep
-                        && b[i..j].iter().all(|&c| is_alnum(c) || c == '.')
+                        && b[i..j]
+                            .iter()
+                            .all(|&c| is_alnum(c) || matches!(c, '.' | '!' | '?'))
                         && (!(breaks_before_letter(&b[i..j])
                             && !(j + 2 < end && is_alnum(b[j + 2])))
                             || (j == i + 2
@@ -1254,21 +1322,31 @@ impl Lexer<'_> {
                     numeric_sep = true;
                     true
                 }
-                '!' | '?' => is_letter(prev) && is_letter(nx) && !numeric_sep,
+                '!' | '?' => is_letter(b[i]) && is_alnum(prev) && is_letter(nx) && !numeric_sep,
                 '&' | '+' if nx.is_ascii_uppercase() && all_upper => {
                     amp_mode = true;
                     true
                 }
-                '\'' | '\u{2019}' => {
-                    is_alnum(prev)
-                        && is_alnum(nx)
-                        && !numeric_sep
-                        && !(c == '\'' && tis_twas_at(b, j + 1, end))
-                        && apos_joins(b, i, j, end)
+                _ if is_apos(c) => {
+                    if seg_apos_at(b, i, j, end) {
+                        seg_apos = true;
+                        true
+                    } else {
+                        let ok = !seg_apos
+                            && is_alnum(prev)
+                            && is_alnum(nx)
+                            && !numeric_sep
+                            && !(c == '\'' && tis_twas_at(b, j + 1, end))
+                            && apos_joins(b, i, j, end);
+                        nt_join |= ok;
+                        ok
+                    }
                 }
                 _ => false,
             };
             if ok {
+                joined_seg |= matches!(c, '-' | '_');
+                date_tail |= slash_used && c == '-' && nx.is_ascii_digit();
                 if !matches!(c, '-' | '/') {
                     slash_ok = false;
                 }
@@ -1282,6 +1360,23 @@ impl Lexer<'_> {
         }
         if j == i {
             return self.one(i, &b[i].to_string());
+        }
+        if let Some(q) =
+            dot_hyphen_end(b, i, end).filter(|&q| q > j.max(i + frac_cand.unwrap_or(0)))
+        {
+            let t = b[i..q].to_vec();
+            self.emit_lower(&t);
+            return q;
+        }
+        if let Some(f) = frac_cand.filter(|&f| i + f >= j) {
+            let t = b[i..i + f].to_vec();
+            self.emit_lower(&t);
+            return i + f;
+        }
+        if seg_apos {
+            let t = b[i..j].to_vec();
+            self.emit_lower(&t);
+            return j;
         }
         // numeric digits then letters after a separator: split already handled by numeric_sep.
         let core: Vec<char> = b[i..j].to_vec();
@@ -1321,7 +1416,7 @@ impl Lexer<'_> {
         // Period followed by , ; : stays on the word.
         if j + 1 < end
             && b[j] == '.'
-            && matches!(b[j + 1], ',' | ';' | ':')
+            && matches!(b[j + 1], ',' | ';' | ':' | '\u{3001}')
             && is_alnum(core[0])
             && !core.contains(&'/')
             && !core.contains(&'\'')
@@ -1357,10 +1452,14 @@ impl Lexer<'_> {
         // Periods after the word.
         if j < end && b[j] == '.' && !core.contains(&'\'') {
             let w: String = core.iter().collect();
-            let lw = w.to_lowercase();
+            let lw = java_lower(&w);
             let acro = is_acronym(&core);
             // `U.S.-based`: an acronym, its period, a hyphen and a word are one token.
-            if b.get(j + 1) == Some(&'-') && j + 2 < end && b[j + 2].is_ascii_alphanumeric() {
+            if b.get(j + 1) == Some(&'-')
+                && j + 2 < end
+                && b[j + 2].is_ascii_alphanumeric()
+                && !(breaks_before_letter(&core) && !(j + 3 < end && is_alnum(b[j + 3])))
+            {
                 let mut k = j + 2;
                 while k < end
                     && (is_alnum(b[k]) || (b[k] == '-' && k + 1 < end && is_alnum(b[k + 1])))
@@ -1411,7 +1510,7 @@ impl Lexer<'_> {
                 if ABBR_NUM.contains(&lw.as_str()) {
                     let keep = b.get(j + 1).is_some_and(|&c| is_digit(c))
                         || (b.get(j + 1).is_some_and(|&c| is_space(c))
-                            && b.get(j + 2).is_some_and(|&c| c.is_ascii_digit()));
+                            && b.get(j + 2).is_some_and(|&c| is_digit(c)));
                     if keep {
                         let mut t = core.clone();
                         t.push('.');
@@ -1425,11 +1524,11 @@ impl Lexer<'_> {
         j
     }
 
-    fn fraction(&self, i: usize) -> Option<usize> {
+    fn fraction(&self, i: usize) -> Option<(usize, bool)> {
         let b = self.buf;
         let digits = |p: usize| {
             let mut q = p;
-            while q < self.end && b[q].is_ascii_digit() {
+            while q < self.end && is_digit(b[q]) {
                 q += 1;
             }
             q - p
@@ -1448,8 +1547,9 @@ impl Lexer<'_> {
             let q = p + a;
             if q < self.end && b[q] == '/' {
                 let c = digits(q + 1);
-                if (1..=4).contains(&c) {
-                    return Some(q + 1 + c);
+                if c >= 1 {
+                    // a longer run of digits is cut after four (observed: `1/456۱۲`)
+                    return Some(q + 1 + c.min(4));
                 }
             }
             None
@@ -1458,17 +1558,16 @@ impl Lexer<'_> {
             // Observed: with a whole part, anything may follow (`1 1/2c` → `1 1/2` `c`).
             if let Some(e) = try_simple(p + 1) {
                 if !(e < self.end && is_digit(b[e])) {
-                    return Some(e - i);
+                    return Some((e - i, true));
                 }
             }
         }
         p = i;
-        if let Some(e) = try_simple(p) {
-            if !(e < self.end && (is_alnum(b[e]) || b[e] == '/')) {
-                return Some(e - i);
-            }
-        }
-        None
+        let e = try_simple(p)?;
+        Some((
+            e - i,
+            !(e < self.end && (is_alnum(b[e]) || b[e] == '/' || b[e] == '-')),
+        ))
     }
 
     /// E-mail-like token at `i`: `<`? ASCII letter or digit, then any run of characters other
@@ -1664,13 +1763,18 @@ impl Lexer<'_> {
             self.out.extend(core.iter().map(|c| c.to_ascii_lowercase()));
             return;
         }
-        if !core.iter().any(|&c| c == '\'' || c == '\u{2019}') {
-            let w: String = core.iter().filter(|&&c| c != '\u{AD}').collect();
-            let mut lw = w.to_lowercase();
+        if !core.iter().any(|&c| is_apos(c)) {
+            let w: String = core.iter().collect();
+            let mut lw = java_lower(&w);
+            // `gonna` with a soft hyphen is not split (observed).
+            let shy = lw.contains('\u{AD}');
+            if shy {
+                lw = lw.replace('\u{AD}', "");
+            }
             if lw.contains("&amp;") {
                 lw = lw.replace("&amp;", "&");
             }
-            if let Some((a, bb)) = split_special(&lw) {
+            if let Some((a, bb)) = split_special(&lw).filter(|_| !shy) {
                 self.emit(a);
                 self.emit(bb);
                 return;
@@ -1679,8 +1783,11 @@ impl Lexer<'_> {
             return;
         }
         let w: String = core.iter().filter(|&&c| c != '\u{AD}').collect();
-        let lw = w.to_lowercase();
-        let norm = lw.replace('\u{2019}', "'");
+        let lw = java_lower(&w);
+        let norm: String = lw
+            .chars()
+            .map(|c| if is_apos(c) { '\'' } else { c })
+            .collect();
         if norm == "y'all" {
             let (a, b) = lw.split_at(lw.char_indices().nth(2).map_or(lw.len(), |x| x.0));
             self.emit(a);
@@ -1688,7 +1795,7 @@ impl Lexer<'_> {
             return;
         }
         if norm == "n't" {
-            self.emit("n't");
+            self.emit(&apos_out_nt(&lw));
             return;
         }
         // clitics at the end (possibly several: i'd've); `norm` and `lw` have the same char count
@@ -1705,10 +1812,7 @@ impl Lexer<'_> {
                 && !rest.contains(&'\'')
             {
                 let stem_o: String = ochars[..p].iter().collect();
-                let nt: String = ochars[p..p + 3]
-                    .iter()
-                    .collect::<String>()
-                    .replace('\u{2019}', "'");
+                let nt = apos_out_nt(&ochars[p..p + 3].iter().collect::<String>());
                 let rest_o: String = ochars[p + 3..].iter().collect();
                 if rest.iter().all(|&c| is_letter(c)) {
                     self.emit(&stem_o);
@@ -1752,7 +1856,11 @@ impl Lexer<'_> {
                         || (nchars[..cut - 3].iter().all(|&x| x.is_ascii_alphabetic())
                             && nchars[..cut - 3] != ['n']))
                 {
-                    tail.push(c.to_string());
+                    tail.push(if c == "n't" {
+                        apos_out_nt(&ochars[cut - 3..cut].iter().collect::<String>())
+                    } else {
+                        c.to_string()
+                    });
                     cut -= cl.len();
                     continue 'outer;
                 }
@@ -1834,10 +1942,10 @@ impl Lexer<'_> {
         if j == i + 1 {
             return None;
         }
-        let w: Vec<char> = b[i..j].iter().flat_map(|c| c.to_lowercase()).collect();
-        if w.len() != j - i {
-            return None;
-        }
+        let w: Vec<char> = b[i..j]
+            .iter()
+            .map(|c| c.to_lowercase().next().unwrap_or(*c))
+            .collect();
         // Observed: `'t` splits off before `is` / `was` whatever surrounds it.
         if starts_with(&w, "'tis") || starts_with(&w, "'twas") {
             self.emit("'t");
@@ -1911,6 +2019,16 @@ impl Lexer<'_> {
     fn curly_apos(&mut self, i: usize) -> Option<usize> {
         let b = self.buf;
         if i > 0 && is_alnum(b[i - 1]) {
+            // after a word: `’12` before whitespace or the end (observed)
+            if i + 2 < self.end
+                && b[i + 1].is_ascii_digit()
+                && b[i + 2].is_ascii_digit()
+                && (i + 3 >= self.end || matches!(b[i + 3], ' ' | '\t' | '\n' | '\u{A0}'))
+            {
+                let t: String = b[i..i + 3].iter().collect();
+                self.emit(&t);
+                return Some(i + 3);
+            }
             // after a word: the clitics, and `’n` before a non-letter, non-digit
             for t in ["ll", "re", "ve", "s", "m", "d", "n"] {
                 let n = t.len();
@@ -1941,7 +2059,7 @@ impl Lexer<'_> {
         };
         if ('2'..='9').contains(&low(1)) && low(2) == '0' && low(3) == 's' {
             let t: String = b[i..i + 4].iter().collect();
-            self.emit(&t.to_lowercase());
+            self.emit(&java_lower(&t));
             return Some(i + 4);
         }
         if low(1).is_ascii_digit() && low(2).is_ascii_digit() && matches!(low(3), ' ' | '\t' | '\n')
@@ -1953,7 +2071,7 @@ impl Lexer<'_> {
         for t in ["till", "til", "cause"] {
             if t.chars().enumerate().all(|(k, c)| low(k + 1) == c) {
                 let tok: String = b[i..i + 1 + t.len()].iter().collect();
-                self.emit(&tok.to_lowercase());
+                self.emit(&java_lower(&tok));
                 return Some(i + 1 + t.len());
             }
         }
@@ -1986,43 +2104,25 @@ fn quote_map(c: char) -> Option<&'static str> {
     })
 }
 
-/// Does the apostrophe at `b[j]` (inside the word starting at `i`) join the word? Observed:
-/// only when the result is an apostrophe word (`o'clock`, `ma'am`, `d'you`) or a `n't` form
-/// (`can't`, `can'tand`); otherwise the word ends and the apostrophe is lexed on its own (a
-/// clitic such as `'s`, or a quote).
+/// Does the apostrophe at `b[j]` (inside the word starting at `i`) join the word as a `n't`
+/// form (`can't`, `can'tand`: ASCII letters ending in `n`, then `t`)? Apostrophe words are
+/// matched before the word scanner runs ([`apos_word_end`]) or as `[oOdDlL]'` segments
+/// ([`seg_apos_at`]); any other apostrophe ends the word and is lexed on its own (observed).
 fn apos_joins(b: &[char], i: usize, j: usize, end: usize) -> bool {
-    if b[i..j].iter().any(|&c| c == '\'' || c == '\u{2019}') {
+    if b[i..j].iter().any(|&c| is_apos(c)) || j + 1 >= end {
         return false;
     }
-    let mut k = j + 1;
-    while k < end && is_alnum(b[k]) {
-        k += 1;
-    }
-    let before: Vec<char> = b[i..j].iter().flat_map(|c| c.to_lowercase()).collect();
-    let seg: Vec<char> = b[j + 1..k].iter().flat_map(|c| c.to_lowercase()).collect();
-    // n't: ASCII letters ending in n, then t and letters or digits
-    if before.last() == Some(&'n')
+    let before: Vec<char> = b[i..j]
+        .iter()
+        .filter(|&&c| c != '\u{AD}')
+        .flat_map(|c| c.to_lowercase())
+        .collect();
+    before.last() == Some(&'n')
         && before[..before.len() - 1]
             .iter()
             .all(char::is_ascii_alphabetic)
-        && before != ['n', 'n']
-        && seg.first() == Some(&'t')
-    {
-        return true;
-    }
-    if caps_apos_word(&b[i..j], &b[j + 1..k]) {
-        return true;
-    }
-    let clitic = ["s", "m", "d", "re", "ve", "ll"]
-        .iter()
-        .any(|c| starts_with(&seg, c) && !seg.get(c.len()).is_some_and(char::is_ascii_alphabetic));
-    if clitic {
-        return false;
-    }
-    let mut w: String = before.iter().collect();
-    w.push('\'');
-    w.extend(seg.iter());
-    apos_word_ok(&w)
+        && !before.ends_with(&['n', 'n'])
+        && b[j + 1].to_ascii_lowercase() == 't'
 }
 
 /// Observed with capitals: `S'mo`, `C'MO` (one capital, then two or more letters) and `WE'L`,
@@ -2043,6 +2143,214 @@ fn caps_apos_word(bo: &[char], so: &[char]) -> bool {
             && !(so[0] == 'T' && bo.last().is_some_and(|c| matches!(c, 'n' | 'N')))
             && bo.len() >= 2
             && bo.iter().all(char::is_ascii_alphabetic))
+}
+
+/// Lower-casing as Java's `String.toLowerCase` does it on one token: like Rust's, except
+/// that a capital sigma becomes final `ς` when any cased letter precedes it in the token and
+/// none follows it (anywhere, not only adjacent; observed `ΥΣ0A` → `υσ0a`, `Υ0Σ` → `υ0ς`).
+fn java_lower(s: &str) -> String {
+    if !s.contains('Σ') {
+        return s.to_lowercase();
+    }
+    let v: Vec<char> = s.chars().collect();
+    let cased = |c: &char| c.is_lowercase() || c.is_uppercase();
+    let mut out = String::with_capacity(s.len());
+    for (k, c) in v.iter().enumerate() {
+        if *c == 'Σ' {
+            let fin = v[..k].iter().any(cased) && !v[k + 1..].iter().any(cased);
+            out.push(if fin { 'ς' } else { 'σ' });
+        } else {
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
+}
+
+/// A `n't` token as the tokenizer writes it: the apostrophe becomes `'` (from `'`, U+2019,
+/// U+0092) or `` ` `` (from U+2018, U+201B, U+0091, `` ` ``), observed.
+fn apos_out_nt(nt: &str) -> String {
+    nt.chars()
+        .map(|c| match c {
+            '\'' | '\u{2019}' | '\u{92}' => '\'',
+            c if is_apos(c) => '`',
+            c => c,
+        })
+        .collect()
+}
+
+/// The characters that act as an apostrophe inside apostrophe words (observed).
+fn is_apos(c: char) -> bool {
+    matches!(
+        c,
+        '\'' | '\u{2019}' | '\u{2018}' | '\u{201B}' | '\u{91}' | '\u{92}' | '`'
+    )
+}
+
+/// End of a word of ASCII letters and digits joined by one or two of `.` `,` (each optionally
+/// followed by `-`) and then by hyphens, holding at least one hyphen (observed: `a.5-6`,
+/// `t,-3`, `w..-t`, `1.2.3-4`, `3.5-4` of `3.5-4.5`); periods never follow a hyphen, and a
+/// first part that is a sentence-end abbreviation (`etc.-a`) does not start one.
+fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> {
+    let run = |mut k: usize| {
+        while k < end && b[k].is_ascii_alphanumeric() {
+            k += 1;
+        }
+        k
+    };
+    let mut k = run(i);
+    if k == i || k >= end || !matches!(b[k], '.' | ',') {
+        return None;
+    }
+    // Observed: `etc.-a`, `Pa.-2` split, `Sr.-3d`, `Al.-Macy` do not.
+    let single = |p: usize| {
+        let q = if p < end && b[p] == '-' { p + 1 } else { p };
+        q < end && b[q].is_ascii_alphanumeric() && !(q + 1 < end && is_alnum(b[q + 1]))
+    };
+    if b[k] == '.' && breaks_before_letter(&b[i..k]) && single(k + 1) {
+        return None;
+    }
+    let mut hy = false;
+    let mut seps = 0;
+    loop {
+        let mut s = k;
+        while s < end && s < k + 2 && matches!(b[s], '.' | ',') {
+            s += 1;
+        }
+        if s == k {
+            break;
+        }
+        let dash = s < end && b[s] == '-';
+        if dash {
+            s += 1;
+        }
+        let e = run(s);
+        if e == s {
+            break;
+        }
+        seps += 1;
+        k = e;
+        if dash {
+            hy = true;
+            break;
+        }
+    }
+    if seps == 0 {
+        return None;
+    }
+    while k + 1 < end && b[k] == '-' && b[k + 1].is_ascii_alphanumeric() {
+        k = run(k + 1);
+        hy = true;
+    }
+    hy.then_some(k)
+}
+
+/// A letter or digit that is neither a combining mark nor a soft hyphen.
+fn plain_alnum(c: char) -> bool {
+    is_alnum(c) && !is_mark(c) && c != '\u{AD}'
+}
+
+/// Is `b[p..]` a clitic (`s m d re ve ll`, any case) not followed by a letter or digit?
+fn clitic_at(b: &[char], p: usize, end: usize) -> bool {
+    ["s", "m", "d", "re", "ve", "ll"].iter().any(|t| {
+        let n = t.len();
+        p + n <= end
+            && b[p..p + n]
+                .iter()
+                .map(|c| c.to_ascii_lowercase())
+                .eq(t.chars())
+            && !(p + n < end && is_alnum(b[p + n]))
+    })
+}
+
+/// The apostrophe at `b[j]`, inside the word that starts at `i`, joins an `[oOdDlL]'`
+/// segment (observed: the letter starts the word or follows `-` / `_` in a word of letters,
+/// digits, `-` and `_`; two letters or digits follow; not a clitic).
+fn seg_apos_at(b: &[char], i: usize, j: usize, end: usize) -> bool {
+    j > i
+        && matches!(b[j - 1], 'o' | 'O' | 'd' | 'D' | 'l' | 'L')
+        && (j - 1 == i || matches!(b[j - 2], '-' | '_'))
+        && b[i..j - 1]
+            .iter()
+            .all(|&c| is_alnum(c) || matches!(c, '-' | '_'))
+        && j + 2 < end
+        && plain_alnum(b[j + 1])
+        && plain_alnum(b[j + 2])
+        && !clitic_at(b, j + 1, end)
+}
+
+/// End of an apostrophe word starting at `i` that takes letters only after its apostrophe
+/// (observed): a capital other than `I`/`Y` or `n`, the apostrophe and two or more letters
+/// (`S'mores`, `B'ab`); two or more letters ending in a vowel (`y` included), the apostrophe,
+/// a lower-case vowel or any capital, then letters (`ma'am`, `WE'L`); and a few fixed words
+/// (`c'mon`, `e'er`, `cont'd.`). Never when what follows the apostrophe is a clitic.
+fn apos_word_end(b: &[char], i: usize, end: usize) -> Option<usize> {
+    let letters = |mut k: usize| {
+        while k < end && is_letter(b[k]) && !is_mark(b[k]) && b[k] != '\u{AD}' {
+            k += 1;
+        }
+        k
+    };
+    let mut best: Option<(usize, usize)> = None; // (apostrophe position, end)
+    let c0 = b[i];
+    if i + 3 < end
+        && (matches!(c0, 'A'..='H' | 'J'..='X' | 'Z' | 'n'))
+        && is_apos(b[i + 1])
+        && letters(i + 2) >= i + 4
+    {
+        best = Some((i + 1, letters(i + 2)));
+    }
+    let p = letters(i);
+    if p >= i + 2
+        && p + 1 < end
+        && matches!(
+            b[p - 1].to_ascii_lowercase(),
+            'a' | 'e' | 'i' | 'o' | 'u' | 'y'
+        )
+        && is_apos(b[p])
+        && (matches!(b[p + 1], 'a' | 'e' | 'i' | 'o' | 'u') || b[p + 1].is_ascii_uppercase())
+    {
+        let e = letters(p + 1);
+        if best.is_none_or(|(_, x)| e > x) {
+            best = Some((p, e));
+        }
+    }
+    const SPECIAL: [&str; 9] = [
+        "c'mon",
+        "c'est",
+        "e'er",
+        "s'mores",
+        "ev'ry",
+        "li'l",
+        "nat'l",
+        "nor'easter",
+        "cont'd.",
+    ];
+    for w in SPECIAL {
+        let n = w.chars().count();
+        if i + n <= end
+            && b[i..i + n].iter().zip(w.chars()).all(|(&c, x)| {
+                if x == '\'' {
+                    is_apos(c)
+                } else {
+                    c.to_ascii_lowercase() == x
+                }
+            })
+            && best.is_none_or(|(_, x)| i + n > x)
+        {
+            return Some(i + n);
+        }
+    }
+    let (a, e) = best?;
+    if clitic_whole(b, a + 1, e) {
+        return None;
+    }
+    Some(e)
+}
+
+/// Is `b[p..e]` exactly a clitic?
+fn clitic_whole(b: &[char], p: usize, e: usize) -> bool {
+    let w: String = b[p..e].iter().map(|c| c.to_ascii_lowercase()).collect();
+    matches!(w.as_str(), "s" | "m" | "d" | "re" | "ve" | "ll")
 }
 
 /// `is` or `was` (any case) at `buf[p]`.
