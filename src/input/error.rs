@@ -59,6 +59,8 @@ error_codes! {
     EmptyResults => ("empty_results", 422, "Empty batch", "nothing to score"),
     /// Every reference of every evaluated image is empty: CIDEr has no document frequencies.
     NoReferenceNgrams => ("no_reference_ngrams", 422, "No reference n-grams", "every reference is empty: CIDEr is undefined"),
+    /// An input file (CLI) that does not exist.
+    FileNotFound => ("file_not_found", 422, "File not found", "an input file that does not exist (CLI: `--refs`, `--cands`, `--input`)"),
     /// An unknown metric name.
     UnknownMetric => ("unknown_metric", 422, "Unknown metric", "a metric name capscore does not know (`cider` is ambiguous on purpose)"),
     /// A limit (caption length, item count, ...) was exceeded.
