@@ -168,3 +168,144 @@ async fn a_dataset_put_that_times_out_registers_nothing() {
     slow.stop().await;
     check.stop().await;
 }
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+/// A blocking client connection (the test thread is not one of the server's workers).
+fn connect(addr: std::net::SocketAddr) -> TcpStream {
+    TcpStream::connect(addr).unwrap()
+}
+
+/// Reads until the server closes the connection (or `within` passes: then `None`); the bytes
+/// read.
+fn read_until_closed(s: &mut TcpStream, within: Duration) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    let end = std::time::Instant::now() + within;
+    loop {
+        let left = end.checked_duration_since(std::time::Instant::now())?;
+        s.set_read_timeout(Some(left.max(Duration::from_millis(1)))).unwrap();
+        match s.read(&mut buf) {
+            Ok(0) => return Some(out),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => return None,
+            Err(_) => return Some(out),
+        }
+    }
+}
+
+/// A connection that sends nothing, one that sends part of its headers, and a kept-alive one
+/// that idles after a request are all closed after `--header-timeout`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_partial_and_idle_connections_are_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), |c| c.header_timeout = 0.5).await;
+    let mut silent = connect(s.addr);
+    let mut partial = connect(s.addr);
+    partial
+        .write_all(b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Ty").unwrap();
+    let mut idle = connect(s.addr);
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut buf = [0u8; 1024];
+    let n = idle.read(&mut buf).unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    let t = std::time::Instant::now();
+    for c in [&mut silent, &mut partial, &mut idle] {
+        assert!(
+            read_until_closed(c, Duration::from_secs(5)).is_some(),
+            "still open after 5 s"
+        );
+    }
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    s.stop().await;
+}
+
+/// A declared `Content-Length` over `--max-body-bytes` is answered 413 at once, without
+/// waiting for the body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_oversize_body_is_413_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), |c| c.max_body_bytes = 1000).await;
+    let mut c = connect(s.addr);
+    c.write_all(b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n{").unwrap();
+    let t = std::time::Instant::now();
+    let mut buf = vec![0u8; 4096];
+    c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let n = c.read(&mut buf).expect("answered within 2 s");
+    let text = String::from_utf8_lossy(&buf[..n]);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    assert!(text.contains("payload_too_large"), "{text}");
+    assert!(t.elapsed() < Duration::from_secs(1));
+    s.stop().await;
+}
+
+/// Slow uploads neither hold request permits (others are served meanwhile) nor last: they get
+/// 408 `body_timeout`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_uploads_hold_no_permits_and_time_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), |c| {
+        c.max_requests = 2;
+        c.body_timeout = 1.5;
+    })
+    .await;
+    let mut slow = Vec::new();
+    for _ in 0..6 {
+        let mut c = connect(s.addr);
+        c.write_all(b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"items\":").unwrap();
+        slow.push(c);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let body = json!({"metrics": ["bleu"], "items": [{"image_id": 1, "candidate": "a dog", "references": ["a dog runs"]}]});
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        let (st, p) = s.post("/v1/score", &body).await;
+        assert_eq!(st, 200, "{p}");
+        assert!(t.elapsed() < Duration::from_millis(500), "{:?}", t.elapsed());
+    }
+    for c in &mut slow {
+        let got = read_until_closed(c, Duration::from_secs(5)).expect("closed");
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.starts_with("HTTP/1.1 408") && text.contains("body_timeout"), "{text}");
+    }
+    s.stop().await;
+}
+
+/// With every keep-alive slot held by idle connections, up to 64 more are served one request
+/// each with a 1 s header timeout, and connections beyond those are closed at once: a probe
+/// gets through as soon as the idle extras are gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_cap_keeps_room_for_probes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), |c| {
+        c.max_connections = 20;
+        c.header_timeout = 30.0;
+    })
+    .await;
+    let mut idle = Vec::new();
+    for _ in 0..(20 + 64) {
+        idle.push(connect(s.addr));
+        // Let the server accept it before the next.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut refused = connect(s.addr);
+    assert!(
+        read_until_closed(&mut refused, Duration::from_secs(1)).is_some(),
+        "a connection beyond the cap and the headroom stays open"
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let t = std::time::Instant::now();
+    let (st, _) = s.get("/healthz").await;
+    assert_eq!(st, 200);
+    assert!(t.elapsed() < Duration::from_millis(100), "{:?}", t.elapsed());
+    // The keep-alive slots are still held (30 s header timeout): the first idle connection is
+    // still open and can still send a request.
+    idle[0]
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let got = read_until_closed(&mut idle[0], Duration::from_secs(2)).expect("answered");
+    assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"));
+    drop(idle);
+    s.stop().await;
+}

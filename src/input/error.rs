@@ -70,8 +70,10 @@ error_codes! {
     MetricUnavailable => ("metric_unavailable", 422, "Metric unavailable", "a metric whose resources are not loaded (library, CLI)"),
     /// The dataset name is not `[A-Za-z0-9._-]{1,64}`.
     InvalidDatasetName => ("invalid_dataset_name", 422, "Invalid dataset name", "name outside `[A-Za-z0-9._-]{1,64}`"),
+    /// The request body did not arrive in time.
+    BodyTimeout => ("body_timeout", 408, "Request body too slow", "the body did not arrive within `--body-timeout`, or slower than `--min-body-rate`"),
     /// The request body exceeds the configured size.
-    PayloadTooLarge => ("payload_too_large", 413, "Payload too large", "body over `--max-body-bytes`"),
+    PayloadTooLarge => ("payload_too_large", 413, "Payload too large", "body (or its declared `Content-Length`) over `--max-body-bytes`, answered before reading it"),
     /// No dataset of that name.
     UnknownDataset => ("unknown_dataset", 404, "Unknown dataset", "no such dataset"),
     /// No such route.

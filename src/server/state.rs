@@ -15,7 +15,7 @@ use tokio::sync::{oneshot, Semaphore};
 use super::auth::Keys;
 use super::error::ApiError;
 use super::telemetry;
-use super::Limits;
+use super::{ConnLimits, Limits};
 use crate::dataset::Registry;
 use crate::engine::Metric;
 use crate::input::ErrorCode;
@@ -43,8 +43,10 @@ pub struct App {
     pub hook: super::routes::Hook,
     /// Whole-request timeout (the computation timeout plus a margin).
     pub request_timeout: Duration,
-    /// Requests in flight at once, all routes.
-    pub max_requests: usize,
+    /// Requests in flight at once, all routes: a permit is taken once the body has arrived.
+    pub requests: Arc<Semaphore>,
+    /// Connection and body-transfer limits.
+    pub conn: ConnLimits,
 }
 
 /// Whether each metric's external resources are loaded.
