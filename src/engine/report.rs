@@ -173,6 +173,9 @@ warning_codes! {
     EmptyReference => ("empty_reference", "a reference is empty after tokenization"),
     /// CIDEr over one image is 0 by construction.
     SingleImageCorpus => ("single_image_corpus", "CIDEr over a one-image corpus is 0 by construction (every n-gram has df = N = 1)"),
+    /// A metric of the default set was left out: its data is missing and could not be fetched
+    /// (the message says how to get it).
+    MetricSkipped => ("metric_skipped", "a default metric was left out because its data is missing and could not be fetched; the message says how to get it"),
     /// SPICE could not build tuples for an image's caption (an internal failure, scored 0).
     SpiceConversionFailed => ("spice_conversion_failed", "SPICE could not build the tuples of a caption of these images (internal failure; the caption contributes no tuples)"),
 }

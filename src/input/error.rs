@@ -59,6 +59,8 @@ error_codes! {
     EmptyResults => ("empty_results", 422, "Empty batch", "nothing to score"),
     /// Every reference of every evaluated image is empty: CIDEr has no document frequencies.
     NoReferenceNgrams => ("no_reference_ngrams", 422, "No reference n-grams", "every reference is empty: CIDEr is undefined"),
+    /// An input file (CLI) that does not exist.
+    FileNotFound => ("file_not_found", 422, "File not found", "an input file that does not exist (CLI: `--refs`, `--cands`, `--input`)"),
     /// An unknown metric name.
     UnknownMetric => ("unknown_metric", 422, "Unknown metric", "a metric name capscore does not know (`cider` is ambiguous on purpose)"),
     /// A limit (caption length, item count, ...) was exceeded.
@@ -68,8 +70,10 @@ error_codes! {
     MetricUnavailable => ("metric_unavailable", 422, "Metric unavailable", "a metric whose resources are not loaded (library, CLI)"),
     /// The dataset name is not `[A-Za-z0-9._-]{1,64}`.
     InvalidDatasetName => ("invalid_dataset_name", 422, "Invalid dataset name", "name outside `[A-Za-z0-9._-]{1,64}`"),
+    /// The request body did not arrive in time.
+    BodyTimeout => ("body_timeout", 408, "Request body too slow", "the body did not arrive within `--body-timeout`, or slower than `--min-body-rate`"),
     /// The request body exceeds the configured size.
-    PayloadTooLarge => ("payload_too_large", 413, "Payload too large", "body over `--max-body-bytes`"),
+    PayloadTooLarge => ("payload_too_large", 413, "Payload too large", "body (or its declared `Content-Length`) over `--max-body-bytes`, answered before reading it"),
     /// No dataset of that name.
     UnknownDataset => ("unknown_dataset", 404, "Unknown dataset", "no such dataset"),
     /// No such route.

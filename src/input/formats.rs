@@ -1,6 +1,10 @@
-//! Input formats: COCO caption annotation files and results files, and plain maps keyed by
-//! image id (spec COCO §2). Parsing checks everything pycocoevalcap would crash on, or silently
-//! misalign, and reports it as an [`InputError`] with a stable code.
+//! Input formats: COCO caption annotation files and results files, plain maps keyed by image id
+//! (spec COCO §2), pycocoevalcap's own `{id: [caption]}` candidates, Karpathy's split files
+//! (`dataset_coco.json`, with a split), aac-metrics' CSV (`caption_predicted`, `caption_1..N`)
+//! and JSON lines; which one a text is, is detected from its content ([`REFERENCE_FORMATS`],
+//! [`CANDIDATE_FORMATS`]). Parsing checks everything pycocoevalcap would crash on, or silently
+//! misalign, and reports it as an [`InputError`] with a stable code; an unrecognised shape names
+//! the formats accepted.
 //!
 //! Must not: read files (callers hand over text or JSON values) or score anything.
 
@@ -76,30 +80,183 @@ fn json_type(v: &Value) -> &'static str {
 /// - `{"references": {"<image_id>": [...]}}` (the dataset registration body);
 /// - a list `[{"image_id", "captions": [...]}]`.
 pub fn parse_references(v: &Value) -> Result<References, InputError> {
+    parse_references_with(v, None)
+}
+
+/// [`parse_references`], taking only the images of `split` from a Karpathy split file (an error
+/// for any other format).
+pub fn parse_references_with(
+    v: &Value,
+    split: Option<KarpathySplit>,
+) -> Result<References, InputError> {
     match v {
+        Value::Object(o) if is_karpathy(o) => parse_karpathy(o, split),
+        _ if split.is_some() => Err(InputError::new(
+            ErrorCode::InvalidFormat,
+            "references: a split (--split) applies to Karpathy split files (dataset_coco.json: \"images\" with \"sentences\") only",
+        )),
         Value::Object(o) if o.contains_key("annotations") => parse_coco_annotations(o),
         Value::Object(o) if o.len() == 1 && o.get("references").is_some_and(Value::is_object) => {
             parse_reference_map(o.get("references").and_then(Value::as_object).into_iter().flatten())
         }
         Value::Object(o) => parse_reference_map(o.iter()),
-        Value::Array(a) => {
-            let mut refs = References::default();
-            for (i, e) in a.iter().enumerate() {
-                let at = format!("references[{i}]");
-                let id = image_id_of(e.get("image_id"), &at)?;
-                let caps = caption_list(e.get("captions"), &at)?;
-                refs.push(id, caps);
-            }
-            Ok(refs)
-        }
+        Value::Array(a) => reference_entries(a, &|i| format!("references[{i}]")),
         other => Err(InputError::new(
             ErrorCode::InvalidFormat,
-            format!(
-                "references: expected a COCO annotation object or a map of image id to captions, got {}",
-                json_type(other)
-            ),
+            format!("references: got {}; accepted: {REFERENCE_FORMATS}", json_type(other)),
         )),
     }
+}
+
+/// The reference formats, as error messages name them.
+pub const REFERENCE_FORMATS: &str = "a COCO captions annotation file {\"images\", \"annotations\"}, a map {\"<image_id>\": [\"ref\", ...]}, Karpathy's dataset_*.json (with a split), an aac-metrics CSV (caption_1, caption_2, ... columns), or JSON lines {\"image_id\", \"captions\": [...]}";
+
+/// The candidate formats, as error messages name them.
+pub const CANDIDATE_FORMATS: &str = "a COCO results file [{\"image_id\", \"caption\"}], a map {\"<image_id>\": \"caption\"} or {\"<image_id>\": [\"caption\"]}, an aac-metrics CSV (a caption_predicted column), or JSON lines {\"image_id\", \"caption\"}";
+
+/// A split of a Karpathy split file (`"split"` of each image).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KarpathySplit {
+    /// `train`.
+    Train,
+    /// `val`.
+    Val,
+    /// `test`.
+    Test,
+    /// `restval`.
+    Restval,
+}
+
+impl KarpathySplit {
+    /// The split's name in the file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KarpathySplit::Train => "train",
+            KarpathySplit::Val => "val",
+            KarpathySplit::Test => "test",
+            KarpathySplit::Restval => "restval",
+        }
+    }
+}
+
+/// Reference entries `{"image_id", "captions": [...]}` (or aac-metrics' `caption_1..N` keys),
+/// `at(i)` naming entry `i`.
+fn reference_entries(a: &[Value], at: &dyn Fn(usize) -> String) -> Result<References, InputError> {
+    let mut refs = References::default();
+    for (i, e) in a.iter().enumerate() {
+        let at = at(i);
+        let Some(o) = e.as_object() else {
+            return Err(InputError::new(
+                ErrorCode::InvalidFormat,
+                format!("{at}: expected an object {{\"image_id\", \"captions\": [...]}}, got {}", json_type(e)),
+            ));
+        };
+        let id = image_id_of(o.get("image_id"), &at)?;
+        let caps = match o.get("captions") {
+            Some(c) => caption_list(Some(c), &at)?,
+            None => {
+                let numbered = numbered_captions(o.iter().map(|(k, v)| (k.as_str(), v)));
+                if numbered.is_empty() {
+                    let hint = if o.contains_key("caption") {
+                        " (one \"caption\" per entry is a results file of candidates, not references)"
+                    } else {
+                        ""
+                    };
+                    return Err(InputError::new(
+                        ErrorCode::InvalidFormat,
+                        format!("{at}: missing \"captions\" (a list of references){hint}"),
+                    ));
+                }
+                numbered
+                    .into_iter()
+                    .map(|(n, v)| caption_string(Some(v), &format!("{at}.caption_{n}")))
+                    .collect::<Result<Vec<_>, _>>()?
+            }
+        };
+        refs.push(id, caps);
+    }
+    Ok(refs)
+}
+
+/// aac-metrics' reference columns `caption_1`, `caption_2`, ... in numeric order.
+fn numbered_captions<'a, T>(cols: impl Iterator<Item = (&'a str, T)>) -> Vec<(u32, T)> {
+    let mut out: Vec<(u32, T)> = cols
+        .filter_map(|(k, v)| {
+            let n = k.strip_prefix("caption_")?;
+            (!n.is_empty() && n.len() < 6 && n.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| n.parse().ok())
+                .flatten()
+                .map(|n| (n, v))
+        })
+        .collect();
+    out.sort_by_key(|(n, _)| *n);
+    out
+}
+
+/// True for a Karpathy split file: `{"images": [{"sentences": [...], ...}]}` (no `annotations`).
+fn is_karpathy(o: &serde_json::Map<String, Value>) -> bool {
+    !o.contains_key("annotations")
+        && o.get("images")
+            .and_then(Value::as_array)
+            .and_then(|a| a.first())
+            .is_some_and(|i| i.get("sentences").is_some())
+}
+
+/// A Karpathy split file: each image's id is its `cocoid` (else `imgid`), its references the
+/// `raw` text of its `sentences`; with `split`, only the images of that split.
+fn parse_karpathy(
+    o: &serde_json::Map<String, Value>,
+    split: Option<KarpathySplit>,
+) -> Result<References, InputError> {
+    let images = o.get("images").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    let mut refs = References::default();
+    for (i, img) in images.iter().enumerate() {
+        let at = format!("images[{i}]");
+        if let Some(want) = split {
+            match img.get("split").and_then(Value::as_str) {
+                Some(s) if s == want.as_str() => {}
+                Some(_) => continue,
+                None => {
+                    return Err(InputError::new(
+                        ErrorCode::InvalidFormat,
+                        format!("{at}: missing \"split\" (Karpathy split file)"),
+                    ))
+                }
+            }
+        }
+        let id = match img.get("cocoid") {
+            Some(c) => image_id_of(Some(c), &format!("{at}.cocoid"))?,
+            None => image_id_of(img.get("imgid"), &format!("{at} (no cocoid)"))?,
+        };
+        let Some(sentences) = img.get("sentences").and_then(Value::as_array) else {
+            return Err(InputError::new(
+                ErrorCode::InvalidFormat,
+                format!("{at}: \"sentences\" must be a list (Karpathy split file)"),
+            ));
+        };
+        let caps = sentences
+            .iter()
+            .enumerate()
+            .map(|(j, s)| match s.get("raw") {
+                Some(r) => caption_string(Some(r), &format!("{at}.sentences[{j}].raw")),
+                None => Err(InputError::new(
+                    ErrorCode::InvalidFormat,
+                    format!("{at}.sentences[{j}]: missing \"raw\" (Karpathy split file)"),
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        refs.push(id, caps);
+    }
+    if refs.is_empty() {
+        return Err(InputError::new(
+            ErrorCode::EmptyResults,
+            match split {
+                Some(s) => format!("references: no image of split {:?} in the Karpathy split file", s.as_str()),
+                None => "references: the Karpathy split file has no images".to_owned(),
+            },
+        ));
+    }
+    Ok(refs)
 }
 
 fn caption_list(v: Option<&Value>, at: &str) -> Result<Vec<String>, InputError> {
@@ -210,14 +367,249 @@ fn first_char(text: &str) -> Option<char> {
 
 /// Parses the text of a references file. COCO annotation files (the large ones) take a typed
 /// fast path; anything else, and any file the fast path does not accept, goes through
-/// [`parse_references`], which also produces the precise error messages.
+/// [`parse_references`], which also produces the precise error messages. JSON lines and
+/// aac-metrics CSV are recognised by their content.
 pub fn parse_references_text(text: &str, what: &str) -> Result<References, InputError> {
-    if first_char(text) == Some('{') {
-        if let Some(refs) = fast_coco_references(text) {
-            return Ok(refs);
+    parse_references_text_with(text, what, None)
+}
+
+/// [`parse_references_text`] with a Karpathy split ([`parse_references_with`]).
+pub fn parse_references_text_with(
+    text: &str,
+    what: &str,
+    split: Option<KarpathySplit>,
+) -> Result<References, InputError> {
+    match text_kind(text) {
+        TextKind::Json => {
+            if split.is_none() && first_char(text) == Some('{') {
+                if let Some(refs) = fast_coco_references(text) {
+                    return Ok(refs);
+                }
+            }
+            parse_references_with(&parse_json(text, what)?, split)
+        }
+        TextKind::JsonLines(lines) => {
+            if split.is_some() {
+                return parse_references_with(&Value::Null, split);
+            }
+            reference_entries(&lines, &|i| format!("{what}: JSON line {}", i + 1))
+        }
+        TextKind::Csv => {
+            if split.is_some() {
+                return parse_references_with(&Value::Null, split);
+            }
+            csv_references(text, what)
+        }
+        TextKind::Unknown(why) => Err(unknown_format(what, &why, REFERENCE_FORMATS)),
+    }
+}
+
+/// What a text input is, by its content.
+enum TextKind {
+    /// One JSON value (or text that is meant to be one: its error is reported as JSON).
+    Json,
+    /// JSON lines: one object per non-blank line.
+    JsonLines(Vec<Value>),
+    /// A CSV table with a header row.
+    Csv,
+    /// None of these (why).
+    Unknown(String),
+}
+
+fn text_kind(text: &str) -> TextKind {
+    match first_char(text) {
+        None => TextKind::Unknown("the file is empty".to_owned()),
+        Some('{') => {
+            // JSON lines parse as one JSON object followed by "trailing characters".
+            match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                Err(e) if e.to_string().starts_with("trailing characters") => {
+                    json_lines(text).map_or(TextKind::Json, TextKind::JsonLines)
+                }
+                _ => TextKind::Json,
+            }
+        }
+        Some('[') => TextKind::Json,
+        Some(_) => {
+            if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
+                return TextKind::Json;
+            }
+            let header = text.trim_start_matches('\u{feff}').lines().next().unwrap_or("");
+            if header.contains("caption") && header.contains(',') || header.trim().starts_with("caption") {
+                TextKind::Csv
+            } else {
+                TextKind::Unknown(
+                    "not JSON, JSON lines, or a CSV table with caption columns".to_owned(),
+                )
+            }
         }
     }
-    parse_references(&parse_json(text, what)?)
+}
+
+/// Every non-blank line as a JSON object; `None` when one is not.
+fn json_lines(text: &str) -> Option<Vec<Value>> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<Value>(l).ok().filter(Value::is_object))
+        .collect()
+}
+
+fn unknown_format(what: &str, why: &str, accepted: &str) -> InputError {
+    InputError::new(
+        ErrorCode::InvalidFormat,
+        format!("{what}: {why}; accepted: {accepted}"),
+    )
+}
+
+/// A CSV table (RFC 4180: `,` separated, `"` quoted with `""` escapes, `\n` or `\r\n` line
+/// ends): the header and the rows, each row as long as the header.
+fn csv_table(text: &str, what: &str) -> Result<(Vec<String>, Vec<Vec<String>>), InputError> {
+    let text = text.trim_start_matches('\u{feff}');
+    let bad = |m: String| InputError::new(ErrorCode::InvalidFormat, format!("{what}: CSV: {m}"));
+    let mut records: Vec<Vec<String>> = Vec::new();
+    let mut record: Vec<String> = Vec::new();
+    let mut field = String::new();
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    let mut any = false;
+    while let Some(c) = chars.next() {
+        if quoted {
+            match c {
+                '"' if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                '"' => quoted = false,
+                _ => field.push(c),
+            }
+            continue;
+        }
+        match c {
+            '"' if field.is_empty() => {
+                quoted = true;
+                any = true;
+            }
+            ',' => {
+                record.push(std::mem::take(&mut field));
+                any = true;
+            }
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' => {
+                if any || !field.is_empty() {
+                    record.push(std::mem::take(&mut field));
+                    records.push(std::mem::take(&mut record));
+                }
+                any = false;
+            }
+            _ => {
+                field.push(c);
+                any = true;
+            }
+        }
+    }
+    if quoted {
+        return Err(bad(format!(
+            "row {}: a quoted field is not closed",
+            records.len()
+        )));
+    }
+    if any || !field.is_empty() {
+        record.push(field);
+        records.push(record);
+    }
+    let mut rows = records.into_iter();
+    let header = rows.next().ok_or_else(|| bad("no header row".to_owned()))?;
+    let rows: Vec<Vec<String>> = rows.collect();
+    for (i, r) in rows.iter().enumerate() {
+        if r.len() != header.len() {
+            return Err(bad(format!(
+                "row {} has {} fields, the header {}",
+                i + 1,
+                r.len(),
+                header.len()
+            )));
+        }
+    }
+    Ok((header, rows))
+}
+
+/// The image ids of a CSV table's rows: its `image_id` (else `fname`, `file_name`, `filename`,
+/// `id`) column, read as map keys are (all digits: an integer); without one, the row's 0-based
+/// index (aac-metrics' tables have no id: rows pair by position).
+fn csv_ids(header: &[String], rows: &[Vec<String>]) -> Vec<ImageId> {
+    let col = ["image_id", "fname", "file_name", "filename", "id"]
+        .iter()
+        .find_map(|name| header.iter().position(|h| h.trim() == *name));
+    rows.iter()
+        .enumerate()
+        .map(|(i, r)| match col {
+            Some(c) => ImageId::from_map_key(&r[c]),
+            None => ImageId::from_value(&Value::from(i)).unwrap_or_else(|| ImageId::from_map_key(&i.to_string())),
+        })
+        .collect()
+}
+
+/// References of an aac-metrics CSV table: columns `caption_1`, `caption_2`, ... per row.
+fn csv_references(text: &str, what: &str) -> Result<References, InputError> {
+    let (header, rows) = csv_table(text, what)?;
+    let cols = numbered_captions(header.iter().enumerate().map(|(i, h)| (h.trim(), i)));
+    if cols.is_empty() {
+        return Err(InputError::new(
+            ErrorCode::InvalidFormat,
+            format!(
+                "{what}: CSV without reference columns caption_1, caption_2, ... (columns: {}){}",
+                header.join(", "),
+                if header.iter().any(|h| h.trim() == "caption_predicted") {
+                    "; a caption_predicted column holds candidates"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    if rows.is_empty() {
+        return Err(InputError::new(
+            ErrorCode::EmptyResults,
+            format!("{what}: CSV without rows"),
+        ));
+    }
+    let ids = csv_ids(&header, &rows);
+    let mut refs = References::default();
+    for (id, row) in ids.into_iter().zip(&rows) {
+        refs.push(id, cols.iter().map(|&(_, c)| row[c].clone()).collect());
+    }
+    Ok(refs)
+}
+
+/// Candidates of an aac-metrics CSV table: its `caption_predicted` column.
+fn csv_candidates(text: &str, what: &str) -> Result<Vec<Candidate>, InputError> {
+    let (header, rows) = csv_table(text, what)?;
+    let Some(col) = header.iter().position(|h| h.trim() == "caption_predicted") else {
+        let refs = !numbered_captions(header.iter().map(|h| (h.trim(), ()))).is_empty();
+        return Err(InputError::new(
+            ErrorCode::InvalidFormat,
+            format!(
+                "{what}: CSV without a caption_predicted column (columns: {}){}",
+                header.join(", "),
+                if refs { "; caption_1, caption_2, ... hold references" } else { "" }
+            ),
+        ));
+    };
+    let ids = csv_ids(&header, &rows);
+    let out: Vec<Candidate> = ids
+        .into_iter()
+        .zip(rows)
+        .map(|(image_id, mut row)| Candidate {
+            image_id,
+            caption: std::mem::take(&mut row[col]),
+        })
+        .collect();
+    if out.is_empty() {
+        return Err(InputError::new(
+            ErrorCode::EmptyResults,
+            format!("{what}: CSV without rows (empty results)"),
+        ));
+    }
+    Ok(out)
 }
 
 #[derive(serde::Deserialize)]
@@ -525,12 +917,20 @@ fn next_element_boundary(s: &str, from: usize) -> Option<usize> {
 }
 
 /// Parses the text of a candidates file (typed fast path for COCO results lists, see
-/// [`parse_references_text`]).
+/// [`parse_references_text`]; JSON lines and aac-metrics CSV by their content).
 pub fn parse_candidates_text(text: &str, what: &str) -> Result<Vec<Candidate>, InputError> {
     #[derive(serde::Deserialize)]
     struct Fast {
         image_id: Value,
         caption: String,
+    }
+    match text_kind(text) {
+        TextKind::Json => {}
+        TextKind::JsonLines(lines) => {
+            return candidate_entries(&lines, &|i| format!("{what}: JSON line {}", i + 1))
+        }
+        TextKind::Csv => return csv_candidates(text, what),
+        TextKind::Unknown(why) => return Err(unknown_format(what, &why, CANDIDATE_FORMATS)),
     }
     if first_char(text) == Some('[') {
         if let Ok(v) = serde_json::from_str::<Vec<Fast>>(text) {
@@ -551,33 +951,69 @@ pub fn parse_candidates_text(text: &str, what: &str) -> Result<Vec<Candidate>, I
     parse_candidates(&parse_json(text, what)?)
 }
 
-/// Parses candidates: a COCO results list `[{"image_id", "caption"}]` or a map
-/// `{"<image_id>": "caption"}`. Order is kept. Duplicates are reported by [`assemble`].
+/// Candidate entries `{"image_id", "caption"}` (or aac-metrics' `caption_predicted`), `at(i)`
+/// naming entry `i`. Order is kept.
+fn candidate_entries(a: &[Value], at: &dyn Fn(usize) -> String) -> Result<Vec<Candidate>, InputError> {
+    let mut out = Vec::with_capacity(a.len());
+    for (i, e) in a.iter().enumerate() {
+        let at = at(i);
+        let Some(o) = e.as_object() else {
+            return Err(InputError::new(
+                ErrorCode::InvalidFormat,
+                format!("{at}: expected an object {{\"image_id\", \"caption\"}}, got {}", json_type(e)),
+            ));
+        };
+        let image_id = image_id_of(o.get("image_id"), &at)?;
+        let caption = match (o.get("caption"), o.get("caption_predicted"), o.get("captions")) {
+            (None, Some(c), _) => caption_string(Some(c), &format!("{at} (image_id {image_id})"))?,
+            (None, None, Some(_)) => {
+                return Err(InputError::new(
+                    ErrorCode::InvalidFormat,
+                    format!("{at} (image_id {image_id}): missing \"caption\"; a list of \"captions\" is a references entry, not a candidate"),
+                ))
+            }
+            (c, _, _) => caption_string(c, &format!("{at} (image_id {image_id})"))?,
+        };
+        out.push(Candidate { image_id, caption });
+    }
+    Ok(out)
+}
+
+/// Parses candidates: a COCO results list `[{"image_id", "caption"}]`, a map
+/// `{"<image_id>": "caption"}`, or pycocoevalcap's own `{"<image_id>": ["caption"]}` (exactly
+/// one caption per image). Order is kept. Duplicates are reported by [`assemble`].
 pub fn parse_candidates(v: &Value) -> Result<Vec<Candidate>, InputError> {
     let out = match v {
-        Value::Array(a) => {
-            let mut out = Vec::with_capacity(a.len());
-            for (i, e) in a.iter().enumerate() {
-                let at = format!("results[{i}]");
-                if !e.is_object() {
-                    return Err(InputError::new(
-                        ErrorCode::InvalidFormat,
-                        format!("{at}: expected an object"),
-                    ));
-                }
-                let image_id = image_id_of(e.get("image_id"), &at)?;
-                let caption =
-                    caption_string(e.get("caption"), &format!("{at} (image_id {image_id})"))?;
-                out.push(Candidate { image_id, caption });
-            }
-            out
+        Value::Array(a) => candidate_entries(a, &|i| format!("results[{i}]"))?,
+        Value::Object(o) if o.contains_key("annotations") || is_karpathy(o) => {
+            return Err(InputError::new(
+                ErrorCode::InvalidFormat,
+                format!(
+                    "results: this is a references file ({}), not candidates; accepted: {CANDIDATE_FORMATS}",
+                    if is_karpathy(o) { "Karpathy split file" } else { "COCO captions annotations" }
+                ),
+            ))
         }
         Value::Object(o) => {
             let mut out = Vec::with_capacity(o.len());
             for (k, v) in o {
                 let image_id = ImageId::from_map_key(k);
-                let caption =
-                    caption_string(Some(v), &format!("results[{k:?}] (image_id {image_id})"))?;
+                let at = format!("results[{k:?}] (image_id {image_id})");
+                let caption = match v {
+                    // pycocoevalcap's `res`: {id: [caption]}, one caption per image.
+                    Value::Array(list) if list.len() == 1 => caption_string(list.first(), &at)?,
+                    Value::Array(list) => {
+                        return Err(InputError::new(
+                            ErrorCode::InvalidFormat,
+                            format!(
+                                "{at}: {} captions; the {{\"<image_id>\": [\"caption\"]}} form of pycocoevalcap's results holds exactly one per image{}",
+                                list.len(),
+                                if list.len() > 1 { " (several per image are references)" } else { "" }
+                            ),
+                        ))
+                    }
+                    _ => caption_string(Some(v), &at)?,
+                };
                 out.push(Candidate { image_id, caption });
             }
             out
@@ -585,10 +1021,7 @@ pub fn parse_candidates(v: &Value) -> Result<Vec<Candidate>, InputError> {
         other => {
             return Err(InputError::new(
                 ErrorCode::InvalidFormat,
-                format!(
-                    "results: expected a COCO results list or a map of image id to caption, got {}",
-                    json_type(other)
-                ),
+                format!("results: got {}; accepted: {CANDIDATE_FORMATS}", json_type(other)),
             ))
         }
     };

@@ -16,6 +16,8 @@ pub mod formats;
 pub use error::{ErrorCode, InputError};
 pub use formats::{
     parse_candidates, parse_candidates_text, parse_json, parse_references, parse_references_text,
+    parse_references_text_with, parse_references_with, KarpathySplit, CANDIDATE_FORMATS,
+    REFERENCE_FORMATS,
 };
 
 use std::fmt;

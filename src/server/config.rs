@@ -24,6 +24,22 @@ pub struct Limits {
     pub max_caption_chars: usize,
 }
 
+/// Connection limits (see [`super::conn`]).
+#[derive(Debug, Clone)]
+pub struct ConnLimits {
+    /// Connections served at once with keep-alive (beyond them, up to `probe_headroom` more are
+    /// served one request each with a short header timeout; beyond that, closed at once).
+    pub max_connections: usize,
+    /// Extra connections kept for probes and new clients when `max_connections` are open.
+    pub probe_headroom: usize,
+    /// Time to receive a request's headers, and the most a kept-alive connection may idle.
+    pub header_timeout: std::time::Duration,
+    /// Time to receive a request's whole body.
+    pub body_timeout: std::time::Duration,
+    /// Minimum average body rate in bytes per second, after the first seconds.
+    pub min_body_rate: u64,
+}
+
 /// `capscore serve`: every flag is also a `CAPSCORE_*` environment variable.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -54,6 +70,20 @@ pub struct ServeArgs {
     /// Requests in flight at once, all routes; more are shed with 503.
     #[arg(long, env = "CAPSCORE_MAX_REQUESTS", default_value_t = 4096)]
     pub max_requests: usize,
+    /// Open connections served with keep-alive (0: the open-file limit less 256, at least 16).
+    /// 64 more are served one request each (probes); beyond that, connections are closed.
+    #[arg(long, env = "CAPSCORE_MAX_CONNECTIONS", default_value_t = 0)]
+    pub max_connections: usize,
+    /// Seconds to receive a request's headers; also the longest idle time of a kept-alive
+    /// connection.
+    #[arg(long, env = "CAPSCORE_HEADER_TIMEOUT", default_value_t = 10.0)]
+    pub header_timeout: f64,
+    /// Seconds to receive a request's whole body (408 `body_timeout`).
+    #[arg(long, env = "CAPSCORE_BODY_TIMEOUT", default_value_t = 120.0)]
+    pub body_timeout: f64,
+    /// Minimum average body rate in bytes per second after the first 5 s (408 `body_timeout`).
+    #[arg(long, env = "CAPSCORE_MIN_BODY_RATE", default_value_t = 32 * 1024)]
+    pub min_body_rate: u64,
     /// Compute threads (0: one per core).
     #[arg(long, env = "CAPSCORE_THREADS", default_value_t = 0)]
     pub threads: usize,
@@ -101,6 +131,23 @@ impl ServeArgs {
         args
     }
 
+    /// The connection limits these flags give (`--max-connections 0`: from the open-file
+    /// limit).
+    pub fn conn_limits(&self) -> ConnLimits {
+        let max_connections = if self.max_connections > 0 {
+            self.max_connections
+        } else {
+            open_file_limit().map_or(768, |n| n.saturating_sub(256).max(16) as usize)
+        };
+        ConnLimits {
+            max_connections,
+            probe_headroom: 64,
+            header_timeout: std::time::Duration::from_secs_f64(self.header_timeout.max(0.05)),
+            body_timeout: std::time::Duration::from_secs_f64(self.body_timeout.max(0.05)),
+            min_body_rate: self.min_body_rate,
+        }
+    }
+
     /// The configured API keys.
     pub fn keys(&self) -> Result<auth::Keys, auth::KeysError> {
         let mut keys = auth::Keys::none();
@@ -116,6 +163,17 @@ impl ServeArgs {
         }
         Ok(keys)
     }
+}
+
+/// The soft limit of open files (Linux: `/proc/self/limits`).
+fn open_file_limit() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+    line["Max open files".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]

@@ -102,6 +102,8 @@ impl From<DatasetError> for ApiError {
             DatasetError::NotFound(_) => ApiError::new(ErrorCode::UnknownDataset, e.to_string()),
             DatasetError::Input(i) => i.into(),
             DatasetError::Io(io) => ApiError::internal(format!("dataset storage: {io}")),
+            // Only ever seen by a request that is no longer waiting: its answer is a 504.
+            DatasetError::Abandoned(_) => ApiError::new(ErrorCode::Timeout, e.to_string()),
         }
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod auth;
 pub mod config;
+pub mod conn;
 pub mod error;
 pub mod openapi;
 pub mod routes;
@@ -33,7 +34,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use utoipa_scalar::{Scalar, Servable};
 
-pub use config::{Limits, ServeArgs};
+pub use config::{ConnLimits, Limits, ServeArgs};
 pub use error::{ApiError, HttpStatus};
 pub use state::{App, AppState};
 
@@ -140,7 +141,8 @@ fn build_state_inner(
         #[cfg(feature = "test-support")]
         hook,
         request_timeout: Duration::from_secs_f64(cfg.request_timeout.max(0.001) + 5.0),
-        max_requests: cfg.max_requests.max(1),
+        requests: Arc::new(tokio::sync::Semaphore::new(cfg.max_requests.max(1))),
+        conn: cfg.conn_limits(),
     })))
 }
 
@@ -202,7 +204,7 @@ pub fn router(state: AppState) -> Router {
     .method_not_allowed_fallback(routes::method_not_allowed)
     .layer(axum::middleware::from_fn(telemetry::track))
     .layer(DefaultBodyLimit::max(app.limits.max_body_bytes))
-    .with_state(state)
+    .with_state(state.clone())
     .layer(
         ServiceBuilder::new()
             .layer(SetRequestIdLayer::new(
@@ -221,24 +223,24 @@ pub fn router(state: AppState) -> Router {
             )
             .layer(PropagateRequestIdLayer::new(x_request_id))
             .layer(CatchPanicLayer::custom(panic_response))
+            // The body is read (with its own limits) before a request permit is taken and
+            // before the request's timeout starts.
+            .layer(axum::middleware::from_fn_with_state(state, conn::admit))
             .layer(HandleErrorLayer::new(handle_layer_error))
-            .load_shed()
-            .concurrency_limit(app.max_requests)
             .timeout(app.request_timeout)
             .layer(CompressionLayer::new()),
     )
 }
 
-/// Serves `router(state)` on `listener` until `shutdown` resolves; requests in flight are
-/// finished before this returns.
+/// Serves `router(state)` on `listener` until `shutdown` resolves, with the connection limits
+/// of [`conn`]; requests in flight are finished before this returns.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = state.0.conn.clone();
+    conn::serve(listener, router(state), limits, shutdown).await
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

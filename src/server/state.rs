@@ -6,6 +6,7 @@
 //! (a 500, the server stays up) and sends the result back on a oneshot channel.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use tokio::sync::{oneshot, Semaphore};
 use super::auth::Keys;
 use super::error::ApiError;
 use super::telemetry;
-use super::Limits;
+use super::{ConnLimits, Limits};
 use crate::dataset::Registry;
 use crate::engine::Metric;
 use crate::input::ErrorCode;
@@ -42,8 +43,10 @@ pub struct App {
     pub hook: super::routes::Hook,
     /// Whole-request timeout (the computation timeout plus a margin).
     pub request_timeout: Duration,
-    /// Requests in flight at once, all routes.
-    pub max_requests: usize,
+    /// Requests in flight at once, all routes: a permit is taken once the body has arrived.
+    pub requests: Arc<Semaphore>,
+    /// Connection and body-transfer limits.
+    pub conn: ConnLimits,
 }
 
 /// Whether each metric's external resources are loaded.
@@ -163,6 +166,57 @@ impl Resources {
     }
 }
 
+/// The fate of one computation, decided once: committed by the work (a dataset registration
+/// about to be written) or abandoned by its request (timed out, or the client went away). A
+/// computation that commits is answered even past the timeout (the commit is short), and one
+/// whose request was abandoned never commits; long loops read [`Fate::is_abandoned`] to stop
+/// early.
+#[derive(Clone, Debug, Default)]
+pub struct Fate(Arc<AtomicU8>);
+
+const RUNNING: u8 = 0;
+const COMMITTED: u8 = 1;
+const ABANDONED: u8 = 2;
+
+impl Fate {
+    /// Marks the work committed; false when its request was abandoned first.
+    pub fn commit(&self) -> bool {
+        match self
+            .0
+            .compare_exchange(RUNNING, COMMITTED, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => true,
+            Err(now) => now == COMMITTED,
+        }
+    }
+
+    /// Marks the request abandoned; false when the work committed first.
+    pub fn abandon(&self) -> bool {
+        match self
+            .0
+            .compare_exchange(RUNNING, ABANDONED, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => true,
+            Err(now) => now == ABANDONED,
+        }
+    }
+
+    /// True once the request was abandoned.
+    pub fn is_abandoned(&self) -> bool {
+        self.0.load(Ordering::Acquire) == ABANDONED
+    }
+}
+
+/// Abandons a computation when its request's future is dropped (the client went away) before
+/// an answer.
+struct AbandonOnDrop(Fate);
+
+impl Drop for AbandonOnDrop {
+    fn drop(&mut self) {
+        self.0.abandon();
+    }
+}
+
 /// The bounded gate in front of the rayon pool.
 pub struct Compute {
     pool: rayon::ThreadPool,
@@ -206,6 +260,17 @@ impl Compute {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
+        self.run_with(Fate::default(), f).await
+    }
+
+    /// [`Compute::run`] with the computation's [`Fate`]: abandoned on timeout (504) or when
+    /// the request is dropped, unless `f` committed first (then its result is awaited and
+    /// answered, even past the timeout).
+    pub async fn run_with<T, F>(&self, fate: Fate, f: F) -> Result<T, ApiError>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
         let permit = self.permits.clone().try_acquire_owned().map_err(|_| {
             metrics::counter!("capscore_shed_total").increment(1);
             ApiError::overloaded()
@@ -222,7 +287,13 @@ impl Compute {
             telemetry::queue_depth(capacity - permits.available_permits());
             let _ = tx.send(r);
         });
-        match tokio::time::timeout(self.timeout, rx).await {
+        let _abandon = AbandonOnDrop(fate.clone());
+        let mut rx = rx;
+        let answer = match tokio::time::timeout(self.timeout, &mut rx).await {
+            Err(_) if !fate.abandon() => Ok(rx.await),
+            other => other,
+        };
+        match answer {
             Ok(Ok(Ok(v))) => Ok(v),
             Ok(Ok(Err(panic))) => {
                 let msg = panic

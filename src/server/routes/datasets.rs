@@ -13,12 +13,12 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{check_caption, json_response, parse_body, to_json_bytes};
+use super::{check_caption, json_response, limit, parse_body, to_json_bytes};
 use crate::dataset::{self, Dataset, PutOutcome};
 use crate::input;
 use crate::server::auth::{AdminRole, ScoreRole};
 use crate::server::error::{ApiError, Problem};
-use crate::server::state::AppState;
+use crate::server::state::{AppState, Fate};
 use crate::server::telemetry;
 
 /// A registered dataset.
@@ -124,6 +124,7 @@ fn check_name(name: &str) -> Result<(), ApiError> {
         (status = 422, description = "Bad name (`invalid_dataset_name`) or content (`invalid_format`, `invalid_caption`, `invalid_image_id`, `empty_results`, `limit_exceeded`)", body = Problem, content_type = "application/problem+json"),
         (status = 500, description = "Storage failure (`internal`)", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Overloaded (`overloaded`)", body = Problem, content_type = "application/problem+json"),
+        (status = 504, description = "Timed out before the registration was committed: nothing was registered (`timeout`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn put_dataset(
@@ -135,17 +136,30 @@ pub async fn put_dataset(
     check_name(&name)?;
     let body = body?;
     let app = s.0.clone();
+    let fate = Fate::default();
+    let gate = fate.clone();
     let (outcome, ds) =
         s.0.compute
-            .run(move || -> Result<_, ApiError> {
+            .run_with(fate, move || -> Result<_, ApiError> {
                 let v: Value = parse_body(&body, "dataset body")?;
                 let refs = input::parse_references(&v)?;
+                // The limits of inline references apply here too.
+                let max = app.limits.max_references;
                 for (id, caps) in &refs.images {
+                    if caps.len() > max {
+                        return Err(limit(format!(
+                            "references of image_id {id}: {} references; at most {max} per image (--max-references)",
+                            caps.len()
+                        )));
+                    }
                     for (j, c) in caps.iter().enumerate() {
                         check_caption(&app, c, &|| format!("references of image_id {id}, #{j}"))?;
                     }
                 }
-                Ok(app.datasets.put(&name, refs, now_unix())?)
+                // Registered only if the request is still waiting for the answer.
+                Ok(app
+                    .datasets
+                    .put_unless_abandoned(&name, refs, now_unix(), &|| gate.commit())?)
             })
             .await??;
     telemetry::datasets_loaded(s.0.datasets.len());
@@ -194,6 +208,9 @@ pub async fn list_datasets(
         (status = 401, description = "Missing or unknown API key (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "Unknown dataset (`unknown_dataset`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Bad name (`invalid_dataset_name`)", body = Problem, content_type = "application/problem+json"),
+        (status = 500, description = "Storage failure (`internal`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Overloaded (`overloaded`)", body = Problem, content_type = "application/problem+json"),
+        (status = 504, description = "Timed out (`timeout`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn get_dataset(
@@ -202,10 +219,9 @@ pub async fn get_dataset(
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
     check_name(&name)?;
-    let ds =
-        s.0.datasets
-            .get(&name)
-            .ok_or(dataset::DatasetError::NotFound(name))?;
+    // Checked against the data directory (a replica may have replaced or deleted it).
+    let app = s.0.clone();
+    let ds = s.0.compute.run(move || app.datasets.named(&name)).await??;
     Ok(json_response(
         StatusCode::OK,
         to_json_bytes(&info(&ds, None))?,

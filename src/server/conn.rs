@@ -1,0 +1,193 @@
+//! Connection limits: the accept loop ([`serve`]) and the body gate ([`admit`]).
+//!
+//! - At most [`ConnLimits::max_connections`] connections are served with keep-alive (by
+//!   default the open-file limit less 256, so the process keeps file descriptors for its data).
+//!   Beyond them, [`ConnLimits::probe_headroom`] more are served one request each, with a
+//!   header timeout of at most 1 s: probes (`/healthz`) and prompt clients still get through
+//!   while idle connections hold the rest. Beyond that, a connection is closed at once.
+//! - A request's headers must arrive within [`ConnLimits::header_timeout`], which is also the
+//!   longest a kept-alive connection may idle (hyper's header read timer runs while a
+//!   connection waits for its next request).
+//! - [`admit`] reads the body before anything else: a declared `Content-Length` over
+//!   `--max-body-bytes` is a 413 at once, without reading; the body must arrive within
+//!   [`ConnLimits::body_timeout`] and, after its first 5 s, at [`ConnLimits::min_body_rate`]
+//!   bytes per second on average (else 408 `body_timeout`). Only then is a request permit
+//!   taken (`--max-requests`; none free: 503), so slow uploads cannot hold the permits.
+//!
+//! Must not: compute or parse bodies (the routes do).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::header::CONTENT_LENGTH;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use http_body_util::BodyExt;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+
+use super::config::ConnLimits;
+use super::error::ApiError;
+use super::state::AppState;
+use crate::input::ErrorCode;
+
+/// The grace period before the minimum body rate applies.
+const RATE_GRACE: Duration = Duration::from_secs(5);
+
+/// The header timeout of connections served beyond `max_connections`.
+const OVERFLOW_HEADER_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Accepts connections on `listener` and serves `app` on each, within `limits`, until
+/// `shutdown` resolves; then stops accepting, lets every connection finish its request in
+/// flight, and returns.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    limits: ConnLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let normal_cap = limits.max_connections.max(1);
+    let extra_cap = limits.probe_headroom;
+    let normal = Arc::new(Semaphore::new(normal_cap));
+    let extra = Arc::new(Semaphore::new(extra_cap));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            () = &mut shutdown => break,
+        };
+        let stream = match accepted {
+            Ok((s, _)) => s,
+            Err(e) => {
+                // Out of file descriptors (or an aborted handshake): wait a little rather than
+                // spin; connections closing free descriptors.
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+        };
+        let (permit, overflow) = match normal.clone().try_acquire_owned() {
+            Ok(p) => (p, false),
+            Err(_) => match extra.clone().try_acquire_owned() {
+                Ok(p) => (p, true),
+                Err(_) => {
+                    metrics::counter!("capscore_connections_refused_total").increment(1);
+                    drop(stream);
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(if overflow {
+                limits.header_timeout.min(OVERFLOW_HEADER_TIMEOUT)
+            } else {
+                limits.header_timeout
+            })
+            .keep_alive(!overflow);
+        let mut stop = stop_rx.clone();
+        tokio::spawn(async move {
+            let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                // The flag only ever turns true (or its sender goes): either means stop.
+                _ = stop.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let _ = stop_tx.send(true);
+    // Every connection holds a permit until it is done.
+    let _ = normal.acquire_many(normal_cap as u32).await;
+    let _ = extra.acquire_many(extra_cap as u32).await;
+    Ok(())
+}
+
+/// Reads the request body within the limits, then takes a request permit and runs the rest.
+pub async fn admit(State(s): State<AppState>, req: Request, next: Next) -> Response {
+    let app = &s.0;
+    let max = app.limits.max_body_bytes;
+    let (parts, body) = req.into_parts();
+    let declared = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return too_large().into_response();
+    }
+    let bytes = match read_body(body, max, &app.conn).await {
+        Ok(b) => b,
+        Err(e) => return e.into_response(),
+    };
+    let Ok(permit) = app.requests.clone().try_acquire_owned() else {
+        metrics::counter!("capscore_shed_total").increment(1);
+        return ApiError::overloaded().into_response();
+    };
+    let res = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    drop(permit);
+    res
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        ErrorCode::PayloadTooLarge,
+        "request body exceeds the configured limit (--max-body-bytes)",
+    )
+}
+
+/// The whole body, or 413 (over `max`), 408 (too slow) or 400 (the transfer failed).
+async fn read_body(mut body: Body, max: usize, lim: &ConnLimits) -> Result<Bytes, ApiError> {
+    let start = Instant::now();
+    let deadline = start + lim.body_timeout;
+    let mut buf: Vec<u8> = Vec::new();
+    loop {
+        // The next bytes must come before the deadline and before the average rate since the
+        // grace period falls under the minimum.
+        let by_rate = match lim.min_body_rate {
+            0 => deadline,
+            r => start + RATE_GRACE + Duration::from_secs_f64(buf.len() as f64 / r as f64),
+        };
+        let frame = match tokio::time::timeout_at(deadline.min(by_rate), body.frame()).await {
+            Err(_) => {
+                return Err(ApiError::new(
+                    ErrorCode::BodyTimeout,
+                    format!(
+                        "the request body did not arrive in time: {} bytes in {:.1} s (--body-timeout {} s, --min-body-rate {} bytes/s)",
+                        buf.len(),
+                        start.elapsed().as_secs_f64(),
+                        lim.body_timeout.as_secs_f64(),
+                        lim.min_body_rate
+                    ),
+                ))
+            }
+            Ok(None) => return Ok(Bytes::from(buf)),
+            Ok(Some(Err(e))) => {
+                return Err(ApiError::new(
+                    ErrorCode::InvalidJson,
+                    format!("cannot read the request body: {e}"),
+                ))
+            }
+            Ok(Some(Ok(f))) => f,
+        };
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > max {
+                return Err(too_large());
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+}
