@@ -107,6 +107,8 @@ def score(
     tokenized: bool = False,
     cache_dir: Optional[PathLike] = None,
     offline: bool = False,
+    bootstrap: Union[None, int, Mapping[str, Any]] = None,
+    df_from: Any = None,
 ) -> Dict[str, Any]:
     """Scores candidates against references; returns what ``capscore score`` prints.
 
@@ -117,11 +119,27 @@ def score(
     threads (default: all cores). METEOR and SPICE data are fetched into the cache on first use
     unless ``offline``.
 
+    ``bootstrap``: a number of resamples, or ``{"samples": N, "seed": S, "level": L}``: adds
+    percentile intervals of every aggregate (``bootstrap.low`` / ``bootstrap.high``), as the
+    CLI's ``--bootstrap``. ``df_from``: references (path, COCO dict or ``{image_id: [...]}``)
+    whose document frequencies CIDEr uses instead of the scored images' (CLI ``--df-from``).
+
     Returns a dict with ``aggregate``, ``per_image`` (candidate order), ``signature``,
-    ``warnings`` and, when computed, ``bleu_totals`` and ``spice``.
+    ``warnings`` and, when computed, ``bleu_totals``, ``spice`` and ``bootstrap``.
     """
     refs = _as_json_text(references, "references")
     cands = _as_json_text(candidates, "candidates")
+    boot = None
+    if bootstrap is not None:
+        spec = {"samples": bootstrap} if isinstance(bootstrap, int) else dict(bootstrap)
+        unknown = set(spec) - {"samples", "seed", "level"}
+        if unknown or "samples" not in spec:
+            raise CapscoreError(f"bootstrap: expected samples, seed, level; got {sorted(spec)}", "invalid_format")
+        boot = (int(spec["samples"]), int(spec.get("seed", 0)), float(spec.get("level", 0.95)))
+    df = None
+    if df_from is not None:
+        name = os.path.basename(os.fspath(df_from)) if isinstance(df_from, (str, os.PathLike)) and not str(df_from).lstrip().startswith(("{", "[")) else "df_from"
+        df = (name, _as_json_text(df_from, "references"))
     text = _capscore.score_json(
         refs,
         cands,
@@ -131,6 +149,8 @@ def score(
         tokenized=tokenized,
         cache_dir=os.fspath(cache_dir) if cache_dir is not None else None,
         offline=offline,
+        bootstrap=boot,
+        df_from=df,
     )
     return json.loads(text)
 

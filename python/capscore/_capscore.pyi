@@ -16,6 +16,8 @@ def score_json(
     tokenized: bool = False,
     cache_dir: Optional[str] = None,
     offline: bool = False,
+    bootstrap: Optional[Tuple[int, int, float]] = None,
+    df_from: Optional[Tuple[str, str]] = None,
 ) -> str: ...
 def score_lists(
     candidates: List[str],

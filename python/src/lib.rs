@@ -12,7 +12,11 @@ use numpy::{PyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use capscore::engine::{self, Metric, Options, Report, Tokenizer};
+use capscore::dataset::Dataset;
+use capscore::engine::bootstrap::BootstrapSpec;
+use capscore::engine::{
+    self, DfChoice, DfTableRef, Metric, Options, ReferenceSource, Report, Tokenizer,
+};
 use capscore::input::{self, Candidate, ErrorCode, ImageId, InputError, References};
 use capscore::metrics::meteor::Meteor;
 use capscore::metrics::spice::Spice;
@@ -132,16 +136,18 @@ fn on_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> PyR
     }
 }
 
-struct Job {
+struct Job<'a> {
     metrics: Vec<Metric>,
     meteor: Option<Arc<Meteor>>,
     spice: Option<Arc<Spice>>,
     explain: bool,
     tokenized: bool,
     pretokenized: bool,
+    bootstrap: Option<BootstrapSpec>,
+    df: Option<DfTableRef<'a>>,
 }
 
-impl Job {
+impl Job<'_> {
     fn run(
         &self,
         candidates: Vec<Candidate>,
@@ -158,6 +164,8 @@ impl Job {
             } else {
                 Tokenizer::Ptb
             },
+            bootstrap: self.bootstrap,
+            df: self.df.map_or(DfChoice::Batch, DfChoice::Table),
             ..Options::new(&self.metrics)
         };
         on_pool(threads, || engine::score(candidates, refs, &opts))?.map_err(input_err)
@@ -168,7 +176,7 @@ impl Job {
 /// `{id: [captions]}` references; COCO results or `{id: caption}` candidates). Returns the
 /// report as JSON text: the same structure as `capscore score`.
 #[pyfunction]
-#[pyo3(signature = (references, candidates, metrics=None, threads=None, explain=false, tokenized=false, cache_dir=None, offline=false))]
+#[pyo3(signature = (references, candidates, metrics=None, threads=None, explain=false, tokenized=false, cache_dir=None, offline=false, bootstrap=None, df_from=None))]
 #[allow(clippy::too_many_arguments)]
 fn score_json(
     py: Python<'_>,
@@ -180,13 +188,35 @@ fn score_json(
     tokenized: bool,
     cache_dir: Option<String>,
     offline: bool,
+    bootstrap: Option<(u32, u64, f64)>,
+    df_from: Option<(String, String)>,
 ) -> PyResult<String> {
     let metrics = parse_metrics(metrics)?;
     let args = resource_args(cache_dir, offline);
+    let bootstrap = match bootstrap {
+        Some((samples, seed, level)) => {
+            let spec = BootstrapSpec {
+                samples,
+                seed,
+                level,
+            };
+            spec.check()
+                .map_err(|m| coded(ErrorCode::InvalidFormat.as_str(), m))?;
+            Some(spec)
+        }
+        None => None,
+    };
     py.allow_threads(|| {
         let refs = input::parse_references_text(&references, "references").map_err(input_err)?;
         let cands = input::parse_candidates_text(&candidates, "candidates").map_err(input_err)?;
         drop((references, candidates));
+        let df_source = match df_from {
+            Some((name, text)) => {
+                let r = input::parse_references_text(&text, "df_from").map_err(input_err)?;
+                Some(on_pool(threads, || Dataset::build(&name, r, 0))?.map_err(input_err)?)
+            }
+            None => None,
+        };
         let (meteor, spice) = resources(&metrics, &args)?;
         let job = Job {
             metrics,
@@ -195,6 +225,8 @@ fn score_json(
             explain,
             tokenized,
             pretokenized: false,
+            bootstrap,
+            df: df_source.as_ref().and_then(|d| d.df_table()),
         };
         let report = job.run(cands, &refs, threads)?;
         report
@@ -252,6 +284,8 @@ fn score_lists<'py>(
             explain: false,
             tokenized: false,
             pretokenized,
+            bootstrap: None,
+            df: None,
         };
         let report = job.run(cands, &refs, threads)?;
         let json = if full {

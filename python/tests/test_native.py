@@ -173,3 +173,20 @@ def test_the_gil_is_released_during_native_work():
     # The ticker ran while the call was inside native code (it would be frozen otherwise).
     assert end - start > 0.05
     assert len(during) >= 10, (len(during), end - start)
+
+
+def test_bootstrap_and_df_from_equal_the_cli(cli, tmp_path):
+    refs, cands = golden_inputs("fakecap_val2017")
+    (tmp_path / "r.json").write_text(json.dumps(refs))
+    (tmp_path / "c.json").write_text(json.dumps(cands))
+    args = [str(cli), "score", "--refs", str(tmp_path / "r.json"), "--cands", str(tmp_path / "c.json"),
+            "--metrics", "bleu,cider_d", "--bootstrap", "200", "--bootstrap-seed", "5",
+            "--df-from", str(tmp_path / "r.json")]
+    expected = json.loads(subprocess.run(args, capture_output=True, check=True).stdout)
+    got = capscore.score(refs, cands, metrics=["bleu", "cider_d"],
+                         bootstrap={"samples": 200, "seed": 5}, df_from=tmp_path / "r.json")
+    assert got == expected
+    assert got["bootstrap"]["low"]["CIDEr"] < got["aggregate"]["CIDEr"] < got["bootstrap"]["high"]["CIDEr"]
+    with pytest.raises(CapscoreError) as e:
+        capscore.score(refs, cands, bootstrap=0)
+    assert e.value.code == "invalid_format"
