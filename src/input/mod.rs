@@ -225,14 +225,11 @@ fn check_duplicates<'a>(ids: impl Iterator<Item = &'a ImageId>) -> Result<(), In
             dups.push(id);
         }
     }
-    if dups.is_empty() {
-        Ok(())
-    } else {
-        Err(InputError::new(
-            ErrorCode::DuplicateImageId,
-            format!("more than one candidate for image_id {}", list_ids(dups)),
-        ))
-    }
+    none_of(
+        dups,
+        ErrorCode::DuplicateImageId,
+        "more than one candidate for",
+    )
 }
 
 fn check_references(items: &[Item]) -> Result<(), InputError> {
@@ -241,14 +238,22 @@ fn check_references(items: &[Item]) -> Result<(), InputError> {
         .filter(|i| i.references.is_empty())
         .map(|i| &i.image_id)
         .collect();
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(InputError::new(
-            ErrorCode::MissingReferences,
-            format!("no reference captions for image_id {}", list_ids(missing)),
-        ))
+    none_of(
+        missing,
+        ErrorCode::MissingReferences,
+        "no reference captions for",
+    )
+}
+
+/// `Ok` when `ids` is empty, else the error `code`: "<what> image_id <the ids>".
+fn none_of(ids: Vec<&ImageId>, code: ErrorCode, what: &str) -> Result<(), InputError> {
+    if ids.is_empty() {
+        return Ok(());
     }
+    Err(InputError::new(
+        code,
+        format!("{what} image_id {}", list_ids(ids)),
+    ))
 }
 
 /// Joins candidates with their references, as COCOEvalCap does with `params['image_id']` set to

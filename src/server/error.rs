@@ -30,6 +30,37 @@ pub struct Problem {
     pub metric: Option<String>,
 }
 
+/// Declares the problem responses routes share, for their OpenAPI `responses(...)` lists: one
+/// type per (status, meaning), so that each route names the ones it can give.
+macro_rules! problem_responses {
+    ($($name:ident => $status:literal, $desc:literal;)*) => {
+        $(
+            #[doc = $desc]
+            #[derive(utoipa::IntoResponses)]
+            #[response(status = $status, description = $desc, content_type = "application/problem+json")]
+            pub struct $name(pub Problem);
+        )*
+    };
+}
+
+/// Problem responses (OpenAPI only).
+pub mod responses {
+    use super::Problem;
+
+    problem_responses! {
+        InvalidJson => 400, "Malformed JSON (`invalid_json`)";
+        Unauthorized => 401, "Missing or unknown API key (`unauthorized`)";
+        AdminOnly => 403, "Needs the admin role (`forbidden`)";
+        UnknownDataset => 404, "Unknown dataset (`unknown_dataset`)";
+        TooLarge => 413, "Body too large (`payload_too_large`)";
+        BadName => 422, "Bad name (`invalid_dataset_name`)";
+        StorageFailure => 500, "Storage failure (`internal`)";
+        Internal => 500, "Internal error (`internal`)";
+        Overloaded => 503, "Overloaded (`overloaded`)";
+        TimedOut => 504, "Timed out (`timeout`)";
+    }
+}
+
 /// An API error.
 #[derive(Debug, Clone)]
 pub struct ApiError {

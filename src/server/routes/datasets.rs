@@ -6,7 +6,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
@@ -15,8 +16,9 @@ use utoipa::ToSchema;
 
 use super::{check_caption, json_response, limit, parse_body, to_json_bytes};
 use crate::dataset::{self, Dataset, PutOutcome};
-use crate::input;
+use crate::input::{self, ErrorCode};
 use crate::server::auth::{AdminRole, ScoreRole};
+use crate::server::error::responses as R;
 use crate::server::error::{ApiError, Problem};
 use crate::server::state::{AppState, Fate};
 use crate::server::telemetry;
@@ -93,11 +95,29 @@ fn info(ds: &Dataset, outcome: Option<PutOutcome>) -> DatasetInfo {
     }
 }
 
-fn check_name(name: &str) -> Result<(), ApiError> {
-    if dataset::valid_name(name) {
-        Ok(())
-    } else {
-        Err(dataset::DatasetError::InvalidName(name.to_owned()).into())
+/// Runs a registry operation on the compute pool (it reads and writes files).
+async fn on_registry<T: Send + 'static>(
+    s: &AppState,
+    f: impl FnOnce(&dataset::Registry) -> Result<T, dataset::DatasetError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let app = s.0.clone();
+    Ok(s.0.compute.run(move || f(&app.datasets)).await??)
+}
+
+/// Extractor: the `{name}` path segment, a valid dataset name (else `invalid_dataset_name`).
+pub struct DatasetName(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for DatasetName {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, s: &S) -> Result<Self, ApiError> {
+        let Path(name) = Path::<String>::from_request_parts(parts, s)
+            .await
+            .map_err(|e| ApiError::new(ErrorCode::NotFound, e.body_text()))?;
+        if dataset::valid_name(&name) {
+            Ok(DatasetName(name))
+        } else {
+            Err(dataset::DatasetError::InvalidName(name).into())
+        }
     }
 }
 
@@ -117,23 +137,18 @@ fn check_name(name: &str) -> Result<(), ApiError> {
     responses(
         (status = 201, description = "Created", body = DatasetInfo),
         (status = 200, description = "Replaced, or unchanged (identical content)", body = DatasetInfo),
-        (status = 400, description = "Malformed JSON (`invalid_json`)", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or unknown API key (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Needs the admin role (`forbidden`)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
+        R::InvalidJson, R::Unauthorized, R::AdminOnly, R::TooLarge,
         (status = 422, description = "Bad name (`invalid_dataset_name`) or content (`invalid_format`, `invalid_caption`, `invalid_image_id`, `empty_results`, `limit_exceeded`)", body = Problem, content_type = "application/problem+json"),
-        (status = 500, description = "Storage failure (`internal`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Overloaded (`overloaded`)", body = Problem, content_type = "application/problem+json"),
+        R::StorageFailure, R::Overloaded,
         (status = 504, description = "Timed out before the registration was committed: nothing was registered (`timeout`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn put_dataset(
     State(s): State<AppState>,
     _role: AdminRole,
-    Path(name): Path<String>,
+    DatasetName(name): DatasetName,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    check_name(&name)?;
     let body = body?;
     let app = s.0.clone();
     let fate = Fate::default();
@@ -183,7 +198,7 @@ pub async fn put_dataset(
     security((), ("bearer" = [])),
     responses(
         (status = 200, description = "Datasets", body = DatasetList),
-        (status = 401, description = "Missing or unknown API key (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        R::Unauthorized,
     )
 )]
 pub async fn list_datasets(
@@ -205,23 +220,16 @@ pub async fn list_datasets(
     security((), ("bearer" = [])),
     responses(
         (status = 200, description = "The dataset", body = DatasetInfo),
-        (status = 401, description = "Missing or unknown API key (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Unknown dataset (`unknown_dataset`)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Bad name (`invalid_dataset_name`)", body = Problem, content_type = "application/problem+json"),
-        (status = 500, description = "Storage failure (`internal`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Overloaded (`overloaded`)", body = Problem, content_type = "application/problem+json"),
-        (status = 504, description = "Timed out (`timeout`)", body = Problem, content_type = "application/problem+json"),
+        R::Unauthorized, R::UnknownDataset, R::BadName, R::StorageFailure, R::Overloaded, R::TimedOut,
     )
 )]
 pub async fn get_dataset(
     State(s): State<AppState>,
     _role: ScoreRole,
-    Path(name): Path<String>,
+    DatasetName(name): DatasetName,
 ) -> Result<Response, ApiError> {
-    check_name(&name)?;
     // Checked against the data directory (a replica may have replaced or deleted it).
-    let app = s.0.clone();
-    let ds = s.0.compute.run(move || app.datasets.named(&name)).await??;
+    let ds = on_registry(&s, move |d| d.named(&name)).await?;
     Ok(json_response(
         StatusCode::OK,
         to_json_bytes(&info(&ds, None))?,
@@ -233,28 +241,19 @@ pub async fn get_dataset(
     delete,
     path = "/v1/datasets/{name}",
     tag = "datasets",
-    params(("name" = String, Path, description = "Dataset name")),
-    security((), ("bearer" = [])),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, description = "Missing or unknown API key (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Needs the admin role (`forbidden`)", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Unknown dataset (`unknown_dataset`)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Bad name (`invalid_dataset_name`)", body = Problem, content_type = "application/problem+json"),
-        (status = 500, description = "Storage failure (`internal`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Overloaded (`overloaded`)", body = Problem, content_type = "application/problem+json"),
-    )
+        R::Unauthorized, R::AdminOnly, R::UnknownDataset, R::BadName, R::StorageFailure, R::Overloaded,
+    ),
+    params(("name" = String, Path, description = "Dataset name")),
+    security((), ("bearer" = [])),
 )]
 pub async fn delete_dataset(
     State(s): State<AppState>,
     _role: AdminRole,
-    Path(name): Path<String>,
+    DatasetName(name): DatasetName,
 ) -> Result<StatusCode, ApiError> {
-    check_name(&name)?;
-    let app = s.0.clone();
-    s.0.compute
-        .run(move || app.datasets.delete(&name))
-        .await??;
+    on_registry(&s, move |d| d.delete(&name)).await?;
     telemetry::datasets_loaded(s.0.datasets.len());
     Ok(StatusCode::NO_CONTENT)
 }

@@ -19,6 +19,7 @@ use crate::engine::report::ImageIdSchema;
 use crate::engine::{self, DfChoice, Metric, Options, ReferenceSource, Report};
 use crate::input::{self, Candidate, ErrorCode, ImageId, InputError, Item, References};
 use crate::server::auth::ScoreRole;
+use crate::server::error::responses as R;
 use crate::server::error::{ApiError, Problem};
 use crate::server::state::{App, AppState};
 use crate::server::telemetry;
@@ -303,12 +304,9 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
     security((), ("bearer" = [])),
     responses(
         (status = 200, description = "Scores (same numbers as the CLI)", body = Report),
-        (status = 400, description = "Malformed JSON (`invalid_json`)", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or unknown API key (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Unknown dataset (`unknown_dataset`)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
+        R::InvalidJson, R::Unauthorized, R::UnknownDataset, R::TooLarge,
         (status = 422, description = "Bad input: `invalid_format`, `invalid_image_id`, `invalid_caption`, `unknown_metric`, `unknown_image_id`, `duplicate_image_id`, `missing_references`, `empty_results`, `no_reference_ngrams`, `limit_exceeded`, `invalid_dataset_name`", body = Problem, content_type = "application/problem+json"),
-        (status = 500, description = "Internal error (`internal`)", body = Problem, content_type = "application/problem+json"),
+        R::Internal,
         (status = 503, description = "Overloaded (`overloaded`, with Retry-After) or a metric's resources are not loaded (`resources_not_loaded`, names the metric)", body = Problem, content_type = "application/problem+json"),
         (status = 504, description = "Computation timed out (`timeout`)", body = Problem, content_type = "application/problem+json"),
     )
