@@ -654,7 +654,10 @@ impl Registry {
                     // Deleted by another process.
                     let _guard = self.write.lock().unwrap_or_else(|e| e.into_inner());
                     if FileStamp::of(&path)?.is_none() {
-                        self.map.write().unwrap_or_else(|e| e.into_inner()).remove(name);
+                        self.map
+                            .write()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .remove(name);
                     }
                 }
                 return Ok(None);
@@ -679,7 +682,13 @@ impl Registry {
             // Changed again while loading: the next request sees the newest.
             return Ok(Some(ds));
         }
-        map.insert(name.to_owned(), Entry { ds: ds.clone(), stamp });
+        map.insert(
+            name.to_owned(),
+            Entry {
+                ds: ds.clone(),
+                stamp,
+            },
+        );
         Ok(Some(ds))
     }
 
@@ -765,7 +774,13 @@ impl Registry {
             stamp = FileStamp::of(&path)?;
         }
         let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
-        map.insert(name.to_owned(), Entry { ds: ds.clone(), stamp });
+        map.insert(
+            name.to_owned(),
+            Entry {
+                ds: ds.clone(),
+                stamp,
+            },
+        );
         let outcome = if existed {
             PutOutcome::Replaced
         } else {

@@ -452,8 +452,16 @@ const NGRAM: [&str; 2] = ["--metrics", "bleu,rouge_l,cider_d"];
 fn pycocoevalcap_list_candidates_hold_exactly_one_caption() {
     let d = tempfile::tempdir().unwrap();
     let refs = write(d.path(), "refs.json", &refs_map());
-    let plain = write(d.path(), "c1.json", &json!({"3": "a dog on grass", "7": "a surfer"}));
-    let listed = write(d.path(), "c2.json", &json!({"3": ["a dog on grass"], "7": ["a surfer"]}));
+    let plain = write(
+        d.path(),
+        "c1.json",
+        &json!({"3": "a dog on grass", "7": "a surfer"}),
+    );
+    let listed = write(
+        d.path(),
+        "c2.json",
+        &json!({"3": ["a dog on grass"], "7": ["a surfer"]}),
+    );
     let a = run_ok(&score(&refs, &plain, &NGRAM));
     let b = run_ok(&score(&refs, &listed, &NGRAM));
     assert_eq!(a, b);
@@ -462,7 +470,10 @@ fn pycocoevalcap_list_candidates_hold_exactly_one_caption() {
         let out = score(&refs, &c, &NGRAM);
         assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("invalid_format") && err.contains("exactly one"), "{err}");
+        assert!(
+            err.contains("invalid_format") && err.contains("exactly one"),
+            "{err}"
+        );
     }
 }
 
@@ -486,7 +497,11 @@ fn karpathy_split_file_with_split() {
         "refs.json",
         &json!({"3": ["a dog runs on the grass", "a brown dog running"]}),
     );
-    let cands = write(d.path(), "c.json", &json!([{"image_id": 3, "caption": "a dog on grass"}]));
+    let cands = write(
+        d.path(),
+        "c.json",
+        &json!([{"image_id": 3, "caption": "a dog on grass"}]),
+    );
     let want = run_ok(&score(&plain, &cands, &NGRAM));
     let mut args = NGRAM.to_vec();
     args.extend(["--split", "test"]);
@@ -560,7 +575,12 @@ fn aac_csv_and_json_lines_score_as_json() {
     let out = score(&refs, &junk, &NGRAM);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("invalid_format") && err.contains("accepted:") && err.contains("aac-metrics CSV"), "{err}");
+    assert!(
+        err.contains("invalid_format")
+            && err.contains("accepted:")
+            && err.contains("aac-metrics CSV"),
+        "{err}"
+    );
 }
 
 /// Issue 18: swapped `--refs` / `--cands` get a hint; a missing file is `file_not_found`.
@@ -581,7 +601,43 @@ fn swapped_files_get_a_hint_and_missing_files_a_code() {
     let out = score(&d.path().join("absent.json"), &cands, &NGRAM);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("error[file_not_found]") && err.contains("absent.json"), "{err}");
+    assert!(
+        err.contains("error[file_not_found]") && err.contains("absent.json"),
+        "{err}"
+    );
+}
+
+/// Issue 18, smaller points: `CAPSCORE_OFFLINE=1` (and `yes`, `0`) are accepted, a typo is not;
+/// `score --help` lists `spice`.
+#[test]
+fn boolean_environment_values_and_help() {
+    let d = tempfile::tempdir().unwrap();
+    let refs = write(d.path(), "refs.json", &refs_map());
+    let cands = write(d.path(), "cands.json", &json!({"3": "a dog"}));
+    for (v, ok) in [
+        ("1", true),
+        ("yes", true),
+        ("0", true),
+        ("true", true),
+        ("maybe", false),
+    ] {
+        let out = capscore()
+            .env("CAPSCORE_OFFLINE", v)
+            .args(["score", "--metrics", "bleu", "--refs"])
+            .arg(&refs)
+            .arg("--cands")
+            .arg(&cands)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.success(),
+            ok,
+            "{v}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = capscore().args(["score", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("spice"));
 }
 
 /// Issue 18: `--out -` is stdout; a symlink is written through (the link stays), a pipe and a
@@ -599,7 +655,15 @@ fn out_writes_through_links_pipes_and_devices() {
     // Run from the temporary folder: no file named "-" appears.
     let out = capscore()
         .current_dir(d.path())
-        .args(["score", "--refs", "refs.json", "--cands", "cands.json", "--out", "-"])
+        .args([
+            "score",
+            "--refs",
+            "refs.json",
+            "--cands",
+            "cands.json",
+            "--out",
+            "-",
+        ])
         .args(NGRAM)
         .output()
         .unwrap();
@@ -614,8 +678,15 @@ fn out_writes_through_links_pipes_and_devices() {
     let l = link.to_str().unwrap().to_owned();
     args.extend(["--out", &l]);
     let out = score(&refs, &cands, &args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
     let written: Value = serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
     assert_eq!(written["aggregate"], v["aggregate"]);
     // A dangling symlink creates its target.
@@ -626,11 +697,18 @@ fn out_writes_through_links_pipes_and_devices() {
     let l2 = link2.to_str().unwrap().to_owned();
     args.extend(["--out", &l2]);
     assert!(score(&refs, &cands, &args).status.success());
-    assert!(std::fs::symlink_metadata(&link2).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(&link2)
+        .unwrap()
+        .file_type()
+        .is_symlink());
     assert!(target2.is_file());
     // A named pipe: read on a thread while capscore writes.
     let fifo = d.path().join("pipe");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let f2 = fifo.clone();
     let reader = std::thread::spawn(move || std::fs::read(&f2).unwrap());
     let mut args = NGRAM.to_vec();
@@ -639,12 +717,18 @@ fn out_writes_through_links_pipes_and_devices() {
     assert!(score(&refs, &cands, &args).status.success());
     let piped: Value = serde_json::from_slice(&reader.join().unwrap()).unwrap();
     assert_eq!(piped["aggregate"], v["aggregate"]);
-    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
     // A device.
     let mut args = NGRAM.to_vec();
     args.extend(["--out", "/dev/null"]);
     assert!(score(&refs, &cands, &args).status.success());
-    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
 }
 
 /// Issue 18: a first run with an empty cache, no pip and no network scores everything that
@@ -654,7 +738,11 @@ fn out_writes_through_links_pipes_and_devices() {
 fn first_run_without_pip_scores_the_rest_and_says_how_to_get_meteor() {
     let d = tempfile::tempdir().unwrap();
     let refs = write(d.path(), "refs.json", &refs_map());
-    let cands = write(d.path(), "cands.json", &json!({"3": "a dog", "7": "a surfer"}));
+    let cands = write(
+        d.path(),
+        "cands.json",
+        &json!({"3": "a dog", "7": "a surfer"}),
+    );
     let empty = d.path().join("empty-cache");
     let run = |extra: &[&str]| {
         capscore()
@@ -674,15 +762,27 @@ fn first_run_without_pip_scores_the_rest_and_says_how_to_get_meteor() {
     let out = run(&[]);
     let v = run_ok(&out);
     let keys: Vec<&String> = v["aggregate"].as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "ROUGE_L", "CIDEr"]);
+    assert_eq!(
+        keys,
+        ["Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "ROUGE_L", "CIDEr"]
+    );
     let w = &v["warnings"][0];
     assert_eq!(w["code"], "metric_skipped");
     let msg = w["message"].as_str().unwrap();
-    assert!(msg.contains("capscore fetch --from-wheel pycocoevalcap-1.2-py3-none-any.whl"), "{msg}");
+    assert!(
+        msg.contains("capscore fetch --from-wheel pycocoevalcap-1.2-py3-none-any.whl"),
+        "{msg}"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("METEOR skipped") && err.contains("--from-wheel"), "{err}");
+    assert!(
+        err.contains("METEOR skipped") && err.contains("--from-wheel"),
+        "{err}"
+    );
     for line in err.lines() {
-        assert!(line.matches("fetching").count() <= 1, "repeated prefix: {line}");
+        assert!(
+            line.matches("fetching").count() <= 1,
+            "repeated prefix: {line}"
+        );
     }
     // Asked for explicitly, METEOR fails with the same instructions.
     let out = run(&["--metrics", "meteor"]);
@@ -698,7 +798,11 @@ fn fetch_from_a_copied_wheel() {
     let src = capscore::resources::default_cache_dir()
         .join("downloads")
         .join(capscore::resources::WHEEL_NAME);
-    assert!(src.is_file(), "{} is missing: run `capscore fetch`", src.display());
+    assert!(
+        src.is_file(),
+        "{} is missing: run `capscore fetch`",
+        src.display()
+    );
     let d = tempfile::tempdir().unwrap();
     let copied = d.path().join("copied by hand.whl");
     std::fs::copy(&src, &copied).unwrap();
@@ -718,20 +822,40 @@ fn fetch_from_a_copied_wheel() {
     let out = fetch(&bogus);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("sha256") && err.contains(capscore::resources::WHEEL_SHA256), "{err}");
+    assert!(
+        err.contains("sha256") && err.contains(capscore::resources::WHEEL_SHA256),
+        "{err}"
+    );
     let out = fetch(&copied);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("METEOR resources in"), "{text}");
-    assert!(text.contains("parser model (SPICE only): still missing"), "{text}");
+    assert!(
+        text.contains("parser model (SPICE only): still missing"),
+        "{text}"
+    );
     assert!(capscore::resources::load::meteor_ready(&cache));
     // METEOR now scores offline from that cache.
     let refs = write(d.path(), "refs.json", &refs_map());
-    let cands = write(d.path(), "cands.json", &json!({"3": "a dog", "7": "a surfer"}));
+    let cands = write(
+        d.path(),
+        "cands.json",
+        &json!({"3": "a dog", "7": "a surfer"}),
+    );
     let v = run_ok(&score(
         &refs,
         &cands,
-        &["--offline", "--metrics", "meteor", "--cache-dir", cache.to_str().unwrap()],
+        &[
+            "--offline",
+            "--metrics",
+            "meteor",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+        ],
     ));
     assert!(v["aggregate"]["METEOR"].as_f64().unwrap() > 0.0);
 }

@@ -45,7 +45,12 @@ impl Server {
         let _ = tokio::time::timeout(Duration::from_secs(10), self.task).await;
     }
 
-    async fn send(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> (u16, Value) {
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
         let client = reqwest::Client::new();
         let mut rb = client.request(method, format!("{}{path}", self.base));
         if let Some(b) = body {
@@ -54,7 +59,10 @@ impl Server {
         let res = rb.send().await.expect("request");
         let status = res.status().as_u16();
         let bytes = res.bytes().await.expect("body");
-        (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
     }
 
     async fn put(&self, path: &str, body: &Value) -> (u16, Value) {
@@ -94,14 +102,23 @@ async fn replicas_on_one_data_folder_see_replacements_and_deletions() {
     assert_eq!((st, &got["sha256"]), (200, &d1["sha256"]));
     let (st, s1) = b.post("/v1/score", &score_against("shared")).await;
     assert_eq!(st, 200, "{s1}");
-    assert!(s1["signature"].as_str().unwrap().contains(d1["sha256"].as_str().unwrap()));
+    assert!(s1["signature"]
+        .as_str()
+        .unwrap()
+        .contains(d1["sha256"].as_str().unwrap()));
     // Replaced through A: B answers with the new content.
     let (st, d2) = a.put("/v1/datasets/shared", &v2).await;
     assert_eq!(st, 200, "{d2}");
     assert_ne!(d1["sha256"], d2["sha256"]);
     let (st, s2) = b.post("/v1/score", &score_against("shared")).await;
     assert_eq!(st, 200, "{s2}");
-    assert!(s2["signature"].as_str().unwrap().contains(d2["sha256"].as_str().unwrap()), "{s2}");
+    assert!(
+        s2["signature"]
+            .as_str()
+            .unwrap()
+            .contains(d2["sha256"].as_str().unwrap()),
+        "{s2}"
+    );
     let (_, got) = b.get("/v1/datasets/shared").await;
     assert_eq!(got["images"], 3);
     // Deleted through B: A no longer has it.
@@ -122,12 +139,23 @@ async fn dataset_puts_obey_reference_limits_and_any_valid_name_survives_a_restar
     let dir = tempfile::tempdir().unwrap();
     let s = Server::start(dir.path(), |c| c.max_references = 3).await;
     let many: Vec<String> = (0..4).map(|i| format!("reference {i}")).collect();
-    let (st, p) = s.put("/v1/datasets/big", &json!({"references": {"1": many}})).await;
-    assert_eq!((st, p["code"].as_str()), (422, Some("limit_exceeded")), "{p}");
+    let (st, p) = s
+        .put("/v1/datasets/big", &json!({"references": {"1": many}}))
+        .await;
+    assert_eq!(
+        (st, p["code"].as_str()),
+        (422, Some("limit_exceeded")),
+        "{p}"
+    );
     assert!(p["detail"].as_str().unwrap().contains("--max-references"));
     let (st, _) = s.get("/v1/datasets/big").await;
     assert_eq!(st, 404);
-    let (st, p) = s.put("/v1/datasets/coco.json.tmp-1", &json!({"references": {"1": ["a dog"]}})).await;
+    let (st, p) = s
+        .put(
+            "/v1/datasets/coco.json.tmp-1",
+            &json!({"references": {"1": ["a dog"]}}),
+        )
+        .await;
     assert_eq!(st, 201, "{p}");
     s.stop().await;
     let s = Server::start(dir.path(), |_| {}).await;
@@ -150,7 +178,9 @@ async fn a_dataset_put_that_times_out_registers_nothing() {
             (i.to_string(), json!(caps))
         })
         .collect();
-    let (st, p) = slow.put("/v1/datasets/late", &json!({"references": refs})).await;
+    let (st, p) = slow
+        .put("/v1/datasets/late", &json!({"references": refs}))
+        .await;
     assert_eq!((st, p["code"].as_str()), (504, Some("timeout")), "{p}");
     // Let the background work run to its end (bounded), then look from a normal server.
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -185,11 +215,19 @@ fn read_until_closed(s: &mut TcpStream, within: Duration) -> Option<Vec<u8>> {
     let end = std::time::Instant::now() + within;
     loop {
         let left = end.checked_duration_since(std::time::Instant::now())?;
-        s.set_read_timeout(Some(left.max(Duration::from_millis(1)))).unwrap();
+        s.set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .unwrap();
         match s.read(&mut buf) {
             Ok(0) => return Some(out),
             Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => return None,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return None
+            }
             Err(_) => return Some(out),
         }
     }
@@ -204,9 +242,11 @@ async fn silent_partial_and_idle_connections_are_closed() {
     let mut silent = connect(s.addr);
     let mut partial = connect(s.addr);
     partial
-        .write_all(b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Ty").unwrap();
+        .write_all(b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Ty")
+        .unwrap();
     let mut idle = connect(s.addr);
-    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let mut buf = [0u8; 1024];
     let n = idle.read(&mut buf).unwrap();
     assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
@@ -262,12 +302,19 @@ async fn slow_uploads_hold_no_permits_and_time_out() {
         let t = std::time::Instant::now();
         let (st, p) = s.post("/v1/score", &body).await;
         assert_eq!(st, 200, "{p}");
-        assert!(t.elapsed() < Duration::from_millis(500), "{:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_millis(500),
+            "{:?}",
+            t.elapsed()
+        );
     }
     for c in &mut slow {
         let got = read_until_closed(c, Duration::from_secs(5)).expect("closed");
         let text = String::from_utf8_lossy(&got);
-        assert!(text.starts_with("HTTP/1.1 408") && text.contains("body_timeout"), "{text}");
+        assert!(
+            text.starts_with("HTTP/1.1 408") && text.contains("body_timeout"),
+            "{text}"
+        );
     }
     s.stop().await;
 }
@@ -299,13 +346,78 @@ async fn a_connection_cap_keeps_room_for_probes() {
     let t = std::time::Instant::now();
     let (st, _) = s.get("/healthz").await;
     assert_eq!(st, 200);
-    assert!(t.elapsed() < Duration::from_millis(100), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(100),
+        "{:?}",
+        t.elapsed()
+    );
     // The keep-alive slots are still held (30 s header timeout): the first idle connection is
     // still open and can still send a request.
     idle[0]
-        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
     let got = read_until_closed(&mut idle[0], Duration::from_secs(2)).expect("answered");
     assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"));
     drop(idle);
+    s.stop().await;
+}
+
+/// Every caption's tokens are bounded (`--max-caption-tokens`), inline and in dataset PUTs: a
+/// long `a & b & c ...` caption (SPICE's worst shape) is refused before any work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn captions_over_the_token_limit_are_refused_inline_and_in_datasets() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), |c| c.max_caption_tokens = 40).await;
+    let long: String = (0..30).map(|i| format!("w{i} & ")).collect();
+    let ok: String = (0..20).map(|i| format!("w{i} ")).collect();
+    let (st, p) = s
+        .post("/v1/score", &json!({"metrics": ["bleu"], "items": [{"image_id": 1, "candidate": ok, "references": [long]}]}))
+        .await;
+    assert_eq!(
+        (st, p["code"].as_str()),
+        (422, Some("limit_exceeded")),
+        "{p}"
+    );
+    assert!(
+        p["detail"]
+            .as_str()
+            .unwrap()
+            .contains("--max-caption-tokens"),
+        "{p}"
+    );
+    let (st, _) = s
+        .post("/v1/score", &json!({"metrics": ["bleu"], "items": [{"image_id": 1, "candidate": ok, "references": [ok]}]}))
+        .await;
+    assert_eq!(st, 200);
+    let (st, p) = s
+        .put("/v1/datasets/long", &json!({"references": {"1": [long]}}))
+        .await;
+    assert_eq!(
+        (st, p["code"].as_str()),
+        (422, Some("limit_exceeded")),
+        "{p}"
+    );
+    s.stop().await;
+}
+
+/// Issue 18, smaller points: a key given both roles is refused (not silently admin);
+/// `capscore_panics_total` is exported before the first panic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_with_both_roles_are_refused_and_zero_counters_are_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = ServeArgs::with_data_dir(dir.path().to_path_buf());
+    cfg.api_keys = Some("score:0123456789abcdef,admin:0123456789abcdef".into());
+    let err = cfg.keys().expect_err("both roles");
+    assert!(err.to_string().contains("both roles"), "{err}");
+    cfg.api_keys = Some("score:0123456789abcdef,admin:0123456789ABCDEF".into());
+    assert!(cfg.keys().is_ok());
+    let s = Server::start(dir.path(), |_| {}).await;
+    let text = reqwest::get(format!("{}/metrics", s.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(text.contains("capscore_panics_total"), "{text}");
     s.stop().await;
 }

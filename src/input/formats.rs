@@ -148,7 +148,10 @@ fn reference_entries(a: &[Value], at: &dyn Fn(usize) -> String) -> Result<Refere
         let Some(o) = e.as_object() else {
             return Err(InputError::new(
                 ErrorCode::InvalidFormat,
-                format!("{at}: expected an object {{\"image_id\", \"captions\": [...]}}, got {}", json_type(e)),
+                format!(
+                    "{at}: expected an object {{\"image_id\", \"captions\": [...]}}, got {}",
+                    json_type(e)
+                ),
             ));
         };
         let id = image_id_of(o.get("image_id"), &at)?;
@@ -208,7 +211,11 @@ fn parse_karpathy(
     o: &serde_json::Map<String, Value>,
     split: Option<KarpathySplit>,
 ) -> Result<References, InputError> {
-    let images = o.get("images").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    let images = o
+        .get("images")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
     let mut refs = References::default();
     for (i, img) in images.iter().enumerate() {
         let at = format!("images[{i}]");
@@ -251,7 +258,10 @@ fn parse_karpathy(
         return Err(InputError::new(
             ErrorCode::EmptyResults,
             match split {
-                Some(s) => format!("references: no image of split {:?} in the Karpathy split file", s.as_str()),
+                Some(s) => format!(
+                    "references: no image of split {:?} in the Karpathy split file",
+                    s.as_str()
+                ),
                 None => "references: the Karpathy split file has no images".to_owned(),
             },
         ));
@@ -433,8 +443,14 @@ fn text_kind(text: &str) -> TextKind {
             if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
                 return TextKind::Json;
             }
-            let header = text.trim_start_matches('\u{feff}').lines().next().unwrap_or("");
-            if header.contains("caption") && header.contains(',') || header.trim().starts_with("caption") {
+            let header = text
+                .trim_start_matches('\u{feff}')
+                .lines()
+                .next()
+                .unwrap_or("");
+            if header.contains("caption") && header.contains(',')
+                || header.trim().starts_with("caption")
+            {
                 TextKind::Csv
             } else {
                 TextKind::Unknown(
@@ -449,7 +465,11 @@ fn text_kind(text: &str) -> TextKind {
 fn json_lines(text: &str) -> Option<Vec<Value>> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str::<Value>(l).ok().filter(Value::is_object))
+        .map(|l| {
+            serde_json::from_str::<Value>(l)
+                .ok()
+                .filter(Value::is_object)
+        })
         .collect()
 }
 
@@ -543,7 +563,8 @@ fn csv_ids(header: &[String], rows: &[Vec<String>]) -> Vec<ImageId> {
         .enumerate()
         .map(|(i, r)| match col {
             Some(c) => ImageId::from_map_key(&r[c]),
-            None => ImageId::from_value(&Value::from(i)).unwrap_or_else(|| ImageId::from_map_key(&i.to_string())),
+            None => ImageId::from_value(&Value::from(i))
+                .unwrap_or_else(|| ImageId::from_map_key(&i.to_string())),
         })
         .collect()
 }
@@ -590,7 +611,11 @@ fn csv_candidates(text: &str, what: &str) -> Result<Vec<Candidate>, InputError> 
             format!(
                 "{what}: CSV without a caption_predicted column (columns: {}){}",
                 header.join(", "),
-                if refs { "; caption_1, caption_2, ... hold references" } else { "" }
+                if refs {
+                    "; caption_1, caption_2, ... hold references"
+                } else {
+                    ""
+                }
             ),
         ));
     };
@@ -953,14 +978,20 @@ pub fn parse_candidates_text(text: &str, what: &str) -> Result<Vec<Candidate>, I
 
 /// Candidate entries `{"image_id", "caption"}` (or aac-metrics' `caption_predicted`), `at(i)`
 /// naming entry `i`. Order is kept.
-fn candidate_entries(a: &[Value], at: &dyn Fn(usize) -> String) -> Result<Vec<Candidate>, InputError> {
+fn candidate_entries(
+    a: &[Value],
+    at: &dyn Fn(usize) -> String,
+) -> Result<Vec<Candidate>, InputError> {
     let mut out = Vec::with_capacity(a.len());
     for (i, e) in a.iter().enumerate() {
         let at = at(i);
         let Some(o) = e.as_object() else {
             return Err(InputError::new(
                 ErrorCode::InvalidFormat,
-                format!("{at}: expected an object {{\"image_id\", \"caption\"}}, got {}", json_type(e)),
+                format!(
+                    "{at}: expected an object {{\"image_id\", \"caption\"}}, got {}",
+                    json_type(e)
+                ),
             ));
         };
         let image_id = image_id_of(o.get("image_id"), &at)?;

