@@ -61,8 +61,9 @@ pub struct ScoreArgs {
     /// Candidates: a COCO results file [{"image_id", "caption"}], or a map {"<image_id>": "cand"}.
     #[arg(long, env = "CAPSCORE_CANDS")]
     pub cands: PathBuf,
-    /// Comma-separated metrics: bleu, meteor, rouge_l, cider_d, cider_original. Default: bleu,
-    /// meteor, rouge_l, cider_d (meteor is left out, with a note, when offline without its data).
+    /// Comma-separated metrics: bleu, meteor, rouge_l, cider_d, cider_original, spice. Default:
+    /// bleu, meteor, rouge_l, cider_d (meteor is left out, with a note and a `metric_skipped`
+    /// warning, when its data is missing and cannot be fetched).
     #[arg(long, env = "CAPSCORE_METRICS")]
     pub metrics: Option<String>,
     /// With a Karpathy split file as --refs (dataset_coco.json, ...): take the references of

@@ -607,6 +607,39 @@ fn swapped_files_get_a_hint_and_missing_files_a_code() {
     );
 }
 
+/// Issue 18, smaller points: `CAPSCORE_OFFLINE=1` (and `yes`, `0`) are accepted, a typo is not;
+/// `score --help` lists `spice`.
+#[test]
+fn boolean_environment_values_and_help() {
+    let d = tempfile::tempdir().unwrap();
+    let refs = write(d.path(), "refs.json", &refs_map());
+    let cands = write(d.path(), "cands.json", &json!({"3": "a dog"}));
+    for (v, ok) in [
+        ("1", true),
+        ("yes", true),
+        ("0", true),
+        ("true", true),
+        ("maybe", false),
+    ] {
+        let out = capscore()
+            .env("CAPSCORE_OFFLINE", v)
+            .args(["score", "--metrics", "bleu", "--refs"])
+            .arg(&refs)
+            .arg("--cands")
+            .arg(&cands)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.success(),
+            ok,
+            "{v}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = capscore().args(["score", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("spice"));
+}
+
 /// Issue 18: `--out -` is stdout; a symlink is written through (the link stays), a pipe and a
 /// device are written to, never replaced; a regular file is replaced.
 #[test]

@@ -361,3 +361,63 @@ async fn a_connection_cap_keeps_room_for_probes() {
     drop(idle);
     s.stop().await;
 }
+
+/// Every caption's tokens are bounded (`--max-caption-tokens`), inline and in dataset PUTs: a
+/// long `a & b & c ...` caption (SPICE's worst shape) is refused before any work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn captions_over_the_token_limit_are_refused_inline_and_in_datasets() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), |c| c.max_caption_tokens = 40).await;
+    let long: String = (0..30).map(|i| format!("w{i} & ")).collect();
+    let ok: String = (0..20).map(|i| format!("w{i} ")).collect();
+    let (st, p) = s
+        .post("/v1/score", &json!({"metrics": ["bleu"], "items": [{"image_id": 1, "candidate": ok, "references": [long]}]}))
+        .await;
+    assert_eq!(
+        (st, p["code"].as_str()),
+        (422, Some("limit_exceeded")),
+        "{p}"
+    );
+    assert!(
+        p["detail"]
+            .as_str()
+            .unwrap()
+            .contains("--max-caption-tokens"),
+        "{p}"
+    );
+    let (st, _) = s
+        .post("/v1/score", &json!({"metrics": ["bleu"], "items": [{"image_id": 1, "candidate": ok, "references": [ok]}]}))
+        .await;
+    assert_eq!(st, 200);
+    let (st, p) = s
+        .put("/v1/datasets/long", &json!({"references": {"1": [long]}}))
+        .await;
+    assert_eq!(
+        (st, p["code"].as_str()),
+        (422, Some("limit_exceeded")),
+        "{p}"
+    );
+    s.stop().await;
+}
+
+/// Issue 18, smaller points: a key given both roles is refused (not silently admin);
+/// `capscore_panics_total` is exported before the first panic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_with_both_roles_are_refused_and_zero_counters_are_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = ServeArgs::with_data_dir(dir.path().to_path_buf());
+    cfg.api_keys = Some("score:0123456789abcdef,admin:0123456789abcdef".into());
+    let err = cfg.keys().expect_err("both roles");
+    assert!(err.to_string().contains("both roles"), "{err}");
+    cfg.api_keys = Some("score:0123456789abcdef,admin:0123456789ABCDEF".into());
+    assert!(cfg.keys().is_ok());
+    let s = Server::start(dir.path(), |_| {}).await;
+    let text = reqwest::get(format!("{}/metrics", s.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(text.contains("capscore_panics_total"), "{text}");
+    s.stop().await;
+}

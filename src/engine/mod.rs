@@ -199,6 +199,20 @@ fn tokenize_candidates(batch: &Batch, tokenizer: Tokenizer) -> Vec<String> {
     }
 }
 
+/// The number of tokens the default tokenizer makes of `caption` on its own (in a stream the
+/// last token can depend on the next caption: the count may differ by one). Cheap for short
+/// captions: a caption of at most `bound` bytes has at most `bound` tokens and is not
+/// tokenized (the count returned is then its byte length). Servers bound per-caption work with
+/// it before scoring.
+pub fn caption_tokens_at_most(caption: &str, bound: usize) -> usize {
+    if caption.len() <= bound {
+        return caption.len();
+    }
+    ptb::tokenize_stream(&[caption])
+        .first()
+        .map_or(0, |t| t.split_whitespace().count())
+}
+
 /// Scores `candidates` against the references of `refs`: THE entry point of the library (the
 /// CLI, the server and the Python package all call it).
 pub fn score(

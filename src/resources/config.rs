@@ -23,7 +23,7 @@ pub struct ResourceArgs {
     #[arg(long, env = "CAPSCORE_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Never download: a metric whose resources are missing is reported, not fetched.
-    #[arg(long, env = "CAPSCORE_OFFLINE")]
+    #[arg(long, env = "CAPSCORE_OFFLINE", value_parser = clap::builder::BoolishValueParser::new())]
     pub offline: bool,
 }
 

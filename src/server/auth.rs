@@ -58,6 +58,9 @@ pub enum KeysError {
         /// The failure.
         msg: String,
     },
+    /// One key is configured with both roles.
+    #[error("one API key is configured with both roles (score and admin); give each key one role")]
+    BothRoles,
     /// An entry is malformed.
     #[error("{origin}: entry {entry}{msg}")]
     Entry {
@@ -123,6 +126,16 @@ impl Keys {
             k.add(role, key);
         }
         Ok(k)
+    }
+
+    /// Refuses a key configured with both roles (it would silently be admin).
+    pub fn check_roles(&self) -> Result<(), KeysError> {
+        for (i, (d, r)) in self.keys.iter().enumerate() {
+            if self.keys[..i].iter().any(|(e, s)| e == d && s != r) {
+                return Err(KeysError::BothRoles);
+            }
+        }
+        Ok(())
     }
 
     /// Merges two key sets.

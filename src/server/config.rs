@@ -22,6 +22,8 @@ pub struct Limits {
     pub max_references: usize,
     /// Characters per caption.
     pub max_caption_chars: usize,
+    /// Tokens per caption (pycocoevalcap's tokenizer, the caption on its own).
+    pub max_caption_tokens: usize,
 }
 
 /// Connection limits (see [`super::conn`]).
@@ -61,6 +63,11 @@ pub struct ServeArgs {
     /// Maximum characters per caption.
     #[arg(long, env = "CAPSCORE_MAX_CAPTION_CHARS", default_value_t = 10_000)]
     pub max_caption_chars: usize,
+    /// Maximum tokens per caption (pycocoevalcap's tokenization of the caption on its own):
+    /// bounds every metric's per-caption work (SPICE's parse and rules grow faster than
+    /// linearly with length).
+    #[arg(long, env = "CAPSCORE_MAX_CAPTION_TOKENS", default_value_t = 1024)]
+    pub max_caption_tokens: usize,
     /// Request timeout in seconds (computation; the whole request gets 5 s more).
     #[arg(long, env = "CAPSCORE_REQUEST_TIMEOUT", default_value_t = 60.0)]
     pub request_timeout: f64,
@@ -97,10 +104,10 @@ pub struct ServeArgs {
     #[arg(long, env = "CAPSCORE_API_KEYS", hide_env_values = true)]
     pub api_keys: Option<String>,
     /// Serve without API keys on a non-loopback address (otherwise refused).
-    #[arg(long, env = "CAPSCORE_ALLOW_OPEN", default_value_t = false)]
+    #[arg(long, env = "CAPSCORE_ALLOW_OPEN", default_value_t = false, value_parser = clap::builder::BoolishValueParser::new())]
     pub allow_open: bool,
     /// Log JSON lines instead of text.
-    #[arg(long, env = "CAPSCORE_LOG_JSON", default_value_t = false)]
+    #[arg(long, env = "CAPSCORE_LOG_JSON", default_value_t = false, value_parser = clap::builder::BoolishValueParser::new())]
     pub log_json: bool,
     /// Where METEOR's and SPICE's data live, and whether they may be fetched at start-up.
     #[command(flatten)]
@@ -161,6 +168,7 @@ impl ServeArgs {
         if let Some(s) = &self.api_keys {
             keys.extend(auth::Keys::parse(s, "CAPSCORE_API_KEYS")?);
         }
+        keys.check_roles()?;
         Ok(keys)
     }
 }

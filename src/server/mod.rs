@@ -126,6 +126,7 @@ fn build_state_inner(
         tracing::error!(file = %path.display(), error = %why, "dataset not loaded");
     }
     telemetry::prometheus();
+    telemetry::register_counters();
     telemetry::datasets_loaded(datasets.len());
     Ok(AppState(Arc::new(App {
         datasets,
@@ -135,6 +136,7 @@ fn build_state_inner(
             max_items: cfg.max_items,
             max_references: cfg.max_references,
             max_caption_chars: cfg.max_caption_chars,
+            max_caption_tokens: cfg.max_caption_tokens,
         },
         compute,
         resources,

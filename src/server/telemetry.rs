@@ -39,6 +39,18 @@ pub fn prometheus() -> Option<&'static PrometheusHandle> {
         .as_ref()
 }
 
+/// Registers the counters that may stay at zero for a long time (panics, shedding, refused
+/// connections), so they are exported from the start.
+pub fn register_counters() {
+    for name in [
+        "capscore_panics_total",
+        "capscore_shed_total",
+        "capscore_connections_refused_total",
+    ] {
+        metrics::counter!(name).increment(0);
+    }
+}
+
 /// Sets the queue-depth gauge.
 pub fn queue_depth(n: usize) {
     metrics::gauge!("capscore_queue_depth").set(n as f64);
@@ -129,8 +141,11 @@ impl MakeRequestId for MakeId {
 pub fn init_logging(json: bool) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // Colour codes only on a terminal, never into a file or a pipe.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
     let _ = if json {
         builder.json().try_init()

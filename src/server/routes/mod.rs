@@ -69,6 +69,14 @@ pub(crate) fn check_caption(
             at()
         )));
     }
+    let max = app.limits.max_caption_tokens;
+    let n = crate::engine::caption_tokens_at_most(caption, max);
+    if n > max {
+        return Err(limit(format!(
+            "{}: caption of {n} tokens; at most {max} per caption (--max-caption-tokens)",
+            at()
+        )));
+    }
     Ok(())
 }
 
