@@ -299,7 +299,7 @@ impl RewardScorer {
         eos_id: i64,
         bleu4: bool,
     ) -> Result<Vec<Reward>, RewardError> {
-        let rows = if width == 0 { 0 } else { ids.len() / width };
+        let rows = ids.len().checked_div(width).unwrap_or(0);
         if rows * width != ids.len() {
             return Err(RewardError("the id array is not rectangular".into()));
         }

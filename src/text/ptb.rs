@@ -2122,7 +2122,7 @@ fn apos_joins(b: &[char], i: usize, j: usize, end: usize) -> bool {
             .iter()
             .all(char::is_ascii_alphabetic)
         && !before.ends_with(&['n', 'n'])
-        && b[j + 1].to_ascii_lowercase() == 't'
+        && b[j + 1].eq_ignore_ascii_case(&'t')
 }
 
 /// Observed with capitals: `S'mo`, `C'MO` (one capital, then two or more letters) and `WE'L`,
