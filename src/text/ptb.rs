@@ -1411,7 +1411,7 @@ impl Lexer<'_> {
                         && !has_mark
                         && !(shy_num && c == '-')
                         // Observed: `e.タ-1` → `e.タ -1` (`e.a-1` stays whole).
-                        && !(b[i..j].contains(&'.') && !b[i..j].iter().all(char::is_ascii))
+                        && (!b[i..j].contains(&'.') || b[i..j].iter().all(char::is_ascii))
                         && !is_mark(prev)
                         && !is_mark(nx)
                         && !(slash_used
@@ -1449,8 +1449,8 @@ impl Lexer<'_> {
                         && b[i..j]
                             .iter()
                             .all(|&c| is_alnum(c) || matches!(c, '.' | '!' | '?' | '&' | ';'))
-                        && (!(breaks_before_letter(&b[i..j])
-                            && !abbr_letter_goes_on(b, j + 2, end))
+                        && (!breaks_before_letter(&b[i..j])
+                            || abbr_letter_goes_on(b, j + 2, end)
                             || (j == i + 2
                                 && b[i..j]
                                     .iter()
@@ -2280,7 +2280,7 @@ impl Lexer<'_> {
             // (observed: `a’n1` → `a ’n 1`, `a’tilx` → `a ’til x`)
             if b[i] == '\u{2019}'
                 && i + 2 < self.end
-                && b[i + 1].to_ascii_lowercase() == 'n'
+                && b[i + 1].eq_ignore_ascii_case(&'n')
                 && b[i + 2] == '\u{2019}'
             {
                 let t: String = b[i..i + 3].iter().collect();
@@ -2430,7 +2430,7 @@ fn apos_joins(b: &[char], i: usize, j: usize, end: usize) -> bool {
             .iter()
             .all(char::is_ascii_alphabetic)
         && !before.ends_with(&['n', 'n'])
-        && b[j + 1].to_ascii_lowercase() == 't'
+        && b[j + 1].eq_ignore_ascii_case(&'t')
 }
 
 /// Observed with capitals: `S'mo`, `C'MO` (one capital, then two or more letters) and `WE'L`,
