@@ -104,20 +104,16 @@ fn slow_tokenize(caption: &str, next: Option<&str>) -> String {
     filter_line(&ptb_line(caption, next))
 }
 
-/// `ABBR_KEEP`, `ABBR_SENT` and `ABBR_NUM` together, sorted (checked by a unit test).
-const ABBR_ALL_SORTED: &[&str] = &[
-    "adj", "adm", "adv", "al", "ala", "apr", "ariz", "ark", "art", "aug", "ave", "bhd", "blvd",
-    "bros", "ca", "calif", "capt", "cf", "cie", "cmdr", "co", "col", "colo", "comdr", "conn",
-    "corp", "cos", "cpl", "ct", "dak", "dec", "del", "dept", "det", "dr", "drs", "ens", "esq",
-    "est", "etc", "ext", "feb", "fig", "figs", "fla", "fri", "ft", "ga", "gen", "gov", "hon",
-    "ill", "inc", "ind", "insp", "jan", "jos", "jr", "jul", "jun", "kan", "kans", "ky", "la", "lt",
-    "ltd", "maj", "mar", "mass", "md", "messrs", "mfg", "mich", "minn", "miss", "mme", "mo", "mon",
-    "mont", "mr", "mrs", "ms", "mt", "mtg", "neb", "nev", "no", "nos", "nov", "oct", "okla", "op",
-    "ore", "pa", "penn", "pfc", "ph", "ph.d", "plc", "pp", "prof", "prop", "pte", "pty", "pvt",
-    "rd", "rep", "rev", "rt", "sen", "sep", "sept", "seq", "sfc", "sgt", "spc", "sq", "sr", "st",
-    "ste", "supt", "sys", "tel", "tenn", "tex", "thu", "thurs", "tue", "tues", "va", "vs", "vt",
-    "wash", "wed", "wis", "wisc", "wm", "wyo",
-];
+/// `ABBR_KEEP`, `ABBR_SENT` and `ABBR_NUM` together, sorted and deduplicated (built once).
+fn abbr_all_sorted() -> &'static [&'static str] {
+    static ALL: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all: Vec<&str> = [ABBR_KEEP, ABBR_SENT, ABBR_NUM].concat();
+        all.sort_unstable();
+        all.dedup();
+        all
+    })
+}
 
 /// Abbreviations whose trailing period the scanner may treat specially (all lists), any case.
 fn is_listed_abbrev(w: &[u8]) -> bool {
@@ -128,7 +124,7 @@ fn is_listed_abbrev(w: &[u8]) -> bool {
     let lw = &mut buf[..w.len()];
     lw.copy_from_slice(w);
     lw.make_ascii_lowercase();
-    ABBR_ALL_SORTED
+    abbr_all_sorted()
         .binary_search_by(|a| a.as_bytes().cmp(lw))
         .is_ok()
 }
@@ -1141,6 +1137,16 @@ impl Lexer<'_> {
         Some(k + n)
     }
 
+    /// Three digits at `j` and their separator (a space becomes a no-break space).
+    fn digit_group(&self, out: &mut String, j: usize) {
+        out.extend(&self.buf[j..j + 3]);
+        out.push(if self.buf[j + 3] == ' ' {
+            '\u{A0}'
+        } else {
+            self.buf[j + 3]
+        });
+    }
+
     /// `(555) 123-4567` style phone numbers starting at `i`.
     fn phone(&mut self, i: usize) -> Option<usize> {
         let d = |lx: &Self, p: usize, n: usize| {
@@ -1164,12 +1170,7 @@ impl Lexer<'_> {
             if !(d(self, j, 3) && matches!(self.at(j + 3), Some(' ' | '-' | '.'))) {
                 return None;
             }
-            out.extend(&self.buf[j..j + 3]);
-            out.push(if self.buf[j + 3] == ' ' {
-                '\u{A0}'
-            } else {
-                self.buf[j + 3]
-            });
+            self.digit_group(&mut out, j);
             j += 4;
         }
         if !(d(self, j, 3) && matches!(self.at(j + 3), Some(' ' | '-' | '.')) && d(self, j + 4, 4))
@@ -1179,12 +1180,7 @@ impl Lexer<'_> {
         if self.at(j + 8).is_some_and(is_alnum) {
             return None;
         }
-        out.extend(&self.buf[j..j + 3]);
-        out.push(if self.buf[j + 3] == ' ' {
-            '\u{A0}'
-        } else {
-            self.buf[j + 3]
-        });
+        self.digit_group(&mut out, j);
         out.extend(&self.buf[j + 4..j + 8]);
         self.emit(&out);
         Some(j + 8)
@@ -2626,18 +2622,7 @@ fn apos_word_end(b: &[char], i: usize, end: usize) -> Option<usize> {
             best = Some((p, e));
         }
     }
-    const SPECIAL: [&str; 9] = [
-        "c'mon",
-        "c'est",
-        "e'er",
-        "s'mores",
-        "ev'ry",
-        "li'l",
-        "nat'l",
-        "nor'easter",
-        "cont'd.",
-    ];
-    for w in SPECIAL {
+    for w in APOS_WORDS.iter().copied().chain(["cont'd."]) {
         let n = w.chars().count();
         if i + n <= end
             && b[i..i + n].iter().zip(w.chars()).all(|(&c, x)| {
@@ -2734,19 +2719,21 @@ fn split_special(lw: &str) -> Option<(&'static str, &'static str)> {
     })
 }
 
+/// Words with an internal apostrophe that the jar keeps whole.
+const APOS_WORDS: [&str; 8] = [
+    "c'mon",
+    "c'est",
+    "e'er",
+    "s'mores",
+    "ev'ry",
+    "li'l",
+    "nat'l",
+    "nor'easter",
+];
+
 /// Words with an internal apostrophe that stay whole.
 fn apos_word_ok(lw: &str) -> bool {
-    const SPECIAL: [&str; 8] = [
-        "c'est",
-        "c'mon",
-        "e'er",
-        "s'mores",
-        "ev'ry",
-        "li'l",
-        "nat'l",
-        "nor'easter",
-    ];
-    if SPECIAL.contains(&lw) {
+    if APOS_WORDS.contains(&lw) {
         return true;
     }
     let v: Vec<char> = lw.chars().collect();
@@ -2882,12 +2869,11 @@ mod tests {
     }
 
     #[test]
-    fn abbreviation_union_is_sorted_and_complete() {
-        let mut all: Vec<&str> = [ABBR_KEEP, ABBR_SENT, ABBR_NUM].concat();
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(all, ABBR_ALL_SORTED);
+    fn abbreviation_union_is_sorted_and_short() {
+        let all = abbr_all_sorted();
+        assert!(all.windows(2).all(|w| w[0] < w[1]));
         assert!(all.iter().all(|a| a.len() <= 6));
+        assert!(all.contains(&"mr") && all.contains(&"ph.d") && all.contains(&"wyo"));
     }
 
     #[test]
