@@ -178,8 +178,9 @@ fn fast_tokenize(caption: &str) -> Option<String> {
                 return None
             }
             Some(b'-') => return None,
-            // A comma glued to the next word can join it (`gonna,figs...`): the scanner decides.
-            Some(b',') if i + 1 < n && b[i + 1].is_ascii_alphabetic() => return None,
+            // A comma glued to what follows can join it (`gonna,figs...`, `a,,x-ray`): the
+            // scanner decides.
+            Some(b',') if i + 1 < n && !matches!(b[i + 1], b' ' | b'\n') => return None,
             _ => {}
         }
         if !out.is_empty() {
