@@ -172,7 +172,7 @@ fn fast_tokenize(caption: &str) -> Option<String> {
         match b.get(i) {
             Some(b'.')
                 if w.len() == 1
-                    || (i + 1 < n && (b[i + 1].is_ascii_alphabetic() || b[i + 1] == b','))
+                    || (i + 1 < n && !matches!(b[i + 1], b' ' | b'\n'))
                     || is_listed_abbrev(w) =>
             {
                 return None
