@@ -172,15 +172,22 @@ fn fast_tokenize(caption: &str) -> Option<String> {
         match b.get(i) {
             Some(b'.')
                 if w.len() == 1
-                    || (i + 1 < n && !matches!(b[i + 1], b' ' | b'\n'))
+                    || (i + 1 < n && (b[i + 1].is_ascii_alphabetic() || b[i + 1] == b','))
                     || is_listed_abbrev(w) =>
             {
                 return None
             }
             Some(b'-') => return None,
-            // A comma glued to what follows can join it (`gonna,figs...`, `a,,x-ray`): the
-            // scanner decides.
-            Some(b',') if i + 1 < n && !matches!(b[i + 1], b' ' | b'\n') => return None,
+            // A run of `,` / `.` glued to a word on both sides can join them (`gonna,figs`,
+            // `a,,x-ray`, `dog..x-ray`): the scanner decides.
+            Some(b',' | b'.')
+                if b[i..]
+                    .iter()
+                    .find(|&&c| c != b',' && c != b'.')
+                    .is_some_and(|&c| c != b' ' && c != b'\n') =>
+            {
+                return None
+            }
             _ => {}
         }
         if !out.is_empty() {
