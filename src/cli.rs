@@ -35,8 +35,46 @@ pub enum Command {
     Parse(ParseArgs),
     /// Download (with pip), verify and cache the upstream data METEOR and the parser need.
     Fetch(FetchArgs),
+    /// Compare two result sets on the same images (A, the baseline, then B): per metric B - A,
+    /// its paired bootstrap interval and p-value, and an approximate-randomization p-value.
+    Compare(CompareArgs),
     /// Run the HTTP service.
     Serve(crate::server::ServeArgs),
+}
+
+/// `capscore compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// References (any format `score` accepts).
+    #[arg(long)]
+    pub refs: PathBuf,
+    /// The two result files, A (the baseline) then B: `--cands A.json --cands B.json`.
+    #[arg(long, required = true)]
+    pub cands: Vec<PathBuf>,
+    /// Comma-separated metrics (as for `score`; default bleu, meteor, rouge_l, cider_d).
+    #[arg(long)]
+    pub metrics: Option<String>,
+    /// Paired bootstrap resamples (1 to 10,000).
+    #[arg(long, default_value_t = 1000)]
+    pub samples: u32,
+    /// Approximate-randomization trials (1 to 10,000).
+    #[arg(long, default_value_t = 1000)]
+    pub trials: u32,
+    /// Seed of both tests (same seed, same output, whatever the thread count).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Confidence level of the bootstrap interval.
+    #[arg(long, default_value_t = 0.95)]
+    pub level: f64,
+    /// Write the JSON result here instead of stdout (`-`: stdout).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads (default: all cores).
+    #[arg(long, env = "CAPSCORE_THREADS")]
+    pub threads: Option<usize>,
+    /// Resource location and download policy.
+    #[command(flatten)]
+    pub resources: ResourceArgs,
 }
 
 /// `capscore fetch`.
@@ -99,9 +137,32 @@ pub struct ScoreArgs {
     /// signature names the file and its content hash.
     #[arg(long, value_name = "FILE")]
     pub df_from: Option<PathBuf>,
+    /// Split table: also score each value of this field of the references file's `images[]`
+    /// (e.g. nocaps' `domain`) as its own corpus (output `splits`; `aggregate` is the entire
+    /// set).
+    #[arg(long, value_name = "FIELD")]
+    pub split_by: Option<String>,
+    /// Strict submission: every image of the references must have a result (else exit 2 with
+    /// `incomplete_results`, the counts and the first ids missing). Without it, missing images
+    /// give a `partial_results` warning.
+    #[arg(long)]
+    pub strict: bool,
+    /// Output shape: capscore's report (`json`) or EvalAI's `{"result": [{"<split>": {...}},
+    /// ..., {"entire": {...}}]}` (`evalai`).
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: OutputFormat,
     /// Resource location and download policy.
     #[command(flatten)]
     pub resources: ResourceArgs,
+}
+
+/// The shape of `capscore score`'s output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// capscore's report.
+    Json,
+    /// EvalAI's result shape (aggregates only).
+    Evalai,
 }
 
 /// A split of a Karpathy split file.
@@ -233,6 +294,7 @@ pub fn run(cli: Cli, stdout: &mut dyn Write) -> Result<(), CliError> {
         Command::Tokenize(a) => tokenize(a, stdout),
         Command::Parse(a) => parse(a, stdout),
         Command::Fetch(a) => fetch(a, stdout),
+        Command::Compare(a) => compare(a, stdout),
         Command::Serve(a) => crate::server::run(a).map_err(|e| CliError::Other(e.to_string())),
     }
 }
@@ -255,8 +317,17 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         rayon::join(
             || {
                 let text = read_input_file(&a.refs, "--refs")?;
-                input::parse_references_text_with(&text, "--refs", split)
-                    .map_err(labelled("--refs"))
+                let refs = input::parse_references_text_with(&text, "--refs", split)
+                    .map_err(labelled("--refs"))?;
+                let fields = match &a.split_by {
+                    Some(field) => Some(
+                        input::parse_json(&text, "--refs")
+                            .and_then(|v| input::ImageFields::field_of(&v, field))
+                            .map_err(labelled("--refs"))?,
+                    ),
+                    None => None,
+                };
+                Ok((refs, fields))
             },
             || {
                 let text = read_input_file(&a.cands, "--cands")?;
@@ -264,19 +335,181 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
             },
         )
     });
-    let (refs, cands) = match (refs, cands) {
+    let ((refs, fields), cands) = match (refs, cands) {
         (Ok(r), Ok(c)) => (r, c),
         (Err(e), _) | (_, Err(e)) => return Err(with_swap_hint(&a, e).into()),
     };
     drop(parse_span);
+    let Loaded {
+        metrics,
+        meteor,
+        spice,
+        skipped,
+    } = load_for(metrics, explicit_meteor, &a.resources)?;
+    let bootstrap = match a.bootstrap {
+        Some(samples) => {
+            let spec = BootstrapSpec {
+                samples,
+                seed: a.bootstrap_seed,
+                level: a.bootstrap_level,
+            };
+            spec.check().map_err(|m| {
+                InputError::new(ErrorCode::InvalidFormat, format!("--bootstrap: {m}"))
+            })?;
+            Some(spec)
+        }
+        None => None,
+    };
+    let df_source = match &a.df_from {
+        Some(path) => {
+            let text = read_input_file(path, "--df-from")?;
+            let refs =
+                input::parse_references_text(&text, "--df-from").map_err(labelled("--df-from"))?;
+            let name = path.file_name().map_or_else(
+                || "df-from".to_owned(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            Some(pool.install(|| crate::dataset::Dataset::build(&name, refs, 0))?)
+        }
+        None => None,
+    };
+    let opts = Options {
+        meteor: meteor.as_deref(),
+        spice: spice.as_ref(),
+        explain: a.explain,
+        include_tokenized: a.tokenized,
+        bootstrap,
+        require_complete: a.strict,
+        df: match df_source.as_ref().and_then(|d| d.df_table()) {
+            Some(t) => DfChoice::Table(t),
+            None => DfChoice::Batch,
+        },
+        ..Options::new(&metrics)
+    };
+    let (mut report, source) = match (&a.split_by, &fields) {
+        (Some(field), Some(fields)) => {
+            let by = engine::leaderboard::SplitBy {
+                field,
+                labels: fields.get(field).ok_or_else(|| {
+                    InputError::new(ErrorCode::InvalidFormat, format!("--split-by {field}"))
+                })?,
+            };
+            let r = pool.install(|| engine::leaderboard::score_splits(cands, &refs, &opts, &by))?;
+            (r, OwnedReferences::new(refs))
+        }
+        _ => {
+            // The references are handed over: their captions move into the batch (not copied).
+            let source = OwnedReferences::new(refs);
+            (
+                pool.install(|| engine::score(cands, &source, &opts))?,
+                source,
+            )
+        }
+    };
+    report.warnings.extend(skipped);
+    let mut text = {
+        let _span = tracing::debug_span!("serialize").entered();
+        match a.format {
+            OutputFormat::Json => pool.install(|| report.to_string_pretty()),
+            OutputFormat::Evalai => {
+                serde_json::to_string_pretty(&engine::leaderboard::evalai(&report))
+            }
+        }
+    }
+    .map_err(|e| CliError::Other(format!("cannot write the report: {e}")))?;
+    text.push('\n');
+    // Tens of thousands of small allocations: freed on a helper thread while the output is
+    // written.
+    drop_in_background((source, report));
+    emit(a.out.as_deref(), &text, stdout)
+}
+
+/// Writes a command's output to `--out` (`-`: stdout) or stdout.
+fn emit(out: Option<&Path>, text: &str, stdout: &mut dyn Write) -> Result<(), CliError> {
+    match out.filter(|p| *p != Path::new("-")) {
+        Some(path) => write_output(path, text.as_bytes())
+            .map_err(|e| CliError::Other(format!("cannot write {}: {e}", path.display()))),
+        None => stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+            .map_err(|e| CliError::Other(e.to_string())),
+    }
+}
+
+fn compare(a: CompareArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
+    let [cands_a, cands_b] = a.cands.as_slice() else {
+        return Err(InputError::new(
+            ErrorCode::InvalidFormat,
+            format!(
+                "--cands: give exactly two result files (A, the baseline, then B), got {}",
+                a.cands.len()
+            ),
+        )
+        .into());
+    };
+    let metrics = match &a.metrics {
+        Some(list) => Metric::parse_list(list)?,
+        None => Metric::DEFAULT.to_vec(),
+    };
+    let explicit_meteor = a.metrics.is_some() && metrics.contains(&Metric::Meteor);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.unwrap_or(0))
+        .build()
+        .map_err(|e| CliError::Other(format!("cannot start worker threads: {e}")))?;
+    let text = read_input_file(&a.refs, "--refs")?;
+    let refs = input::parse_references_text(&text, "--refs").map_err(labelled("--refs"))?;
+    let read_cands = |path: &Path| -> Result<Vec<input::Candidate>, InputError> {
+        let text = read_input_file(path, "--cands")?;
+        input::parse_candidates_text(&text, "--cands").map_err(labelled("--cands"))
+    };
+    let (ca, cb) = (read_cands(cands_a)?, read_cands(cands_b)?);
+    let Loaded {
+        metrics,
+        meteor,
+        spice,
+        skipped,
+    } = load_for(metrics, explicit_meteor, &a.resources)?;
+    let spec = engine::compare::CompareSpec {
+        samples: a.samples,
+        trials: a.trials,
+        seed: a.seed,
+        level: a.level,
+    };
+    let opts = Options {
+        meteor: meteor.as_deref(),
+        spice: spice.as_ref(),
+        ..Options::new(&metrics)
+    };
+    let mut report = pool.install(|| engine::compare::compare(ca, cb, &refs, &opts, &spec))?;
+    report.warnings.extend(skipped);
+    let mut text = serde_json::to_string_pretty(&report)
+        .map_err(|e| CliError::Other(format!("cannot write the report: {e}")))?;
+    text.push('\n');
+    emit(a.out.as_deref(), &text, stdout)
+}
+
+/// The metrics a command computes and the resources they need.
+struct Loaded {
+    metrics: Vec<Metric>,
+    meteor: Option<std::sync::Arc<crate::metrics::meteor::Meteor>>,
+    spice: Option<crate::metrics::spice::Spice>,
+    /// `metric_skipped` warnings (a default metric whose data is missing).
+    skipped: Vec<engine::Warning>,
+}
+
+/// Loads what `metrics` need. A default run leaves out a metric whose data is missing and
+/// cannot be fetched (offline, no pip, no network), says so on stderr and in `warnings`, and
+/// scores the rest; an explicit `--metrics meteor` fails instead.
+fn load_for(
+    metrics: Vec<Metric>,
+    explicit_meteor: bool,
+    res: &ResourceArgs,
+) -> Result<Loaded, CliError> {
     let mut metrics = metrics;
-    // A default run leaves out a metric whose data is missing and cannot be fetched (offline,
-    // no pip, no network), says so on stderr and in `warnings`, and scores the rest; an
-    // explicit `--metrics meteor` fails instead.
     let mut skipped: Vec<engine::Warning> = Vec::new();
     let meteor = if metrics.contains(&Metric::Meteor) {
-        let dir = a.resources.dir();
-        let why = match a.resources.load_meteor() {
+        let dir = res.dir();
+        let why = match res.load_meteor() {
             Ok(Some(m)) => Ok(m),
             Ok(None) => Err(format!(
                 "its data is missing from {} (offline)",
@@ -312,8 +545,8 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     };
     let meteor = meteor.map(std::sync::Arc::new);
     let spice = if metrics.contains(&Metric::Spice) {
-        let dir = a.resources.dir();
-        Some(a.resources.load_spice(meteor.clone()).map_err(|e| {
+        let dir = res.dir();
+        Some(res.load_spice(meteor.clone()).map_err(|e| {
             CliError::Other(format!(
                 "{e}; to get SPICE's data: {}",
                 resources::how_to_get(true, &dir)
@@ -322,66 +555,12 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     } else {
         None
     };
-    let bootstrap = match a.bootstrap {
-        Some(samples) => {
-            let spec = BootstrapSpec {
-                samples,
-                seed: a.bootstrap_seed,
-                level: a.bootstrap_level,
-            };
-            spec.check().map_err(|m| {
-                InputError::new(ErrorCode::InvalidFormat, format!("--bootstrap: {m}"))
-            })?;
-            Some(spec)
-        }
-        None => None,
-    };
-    let df_source = match &a.df_from {
-        Some(path) => {
-            let text = read_input_file(path, "--df-from")?;
-            let refs =
-                input::parse_references_text(&text, "--df-from").map_err(labelled("--df-from"))?;
-            let name = path.file_name().map_or_else(
-                || "df-from".to_owned(),
-                |n| n.to_string_lossy().into_owned(),
-            );
-            Some(pool.install(|| crate::dataset::Dataset::build(&name, refs, 0))?)
-        }
-        None => None,
-    };
-    let opts = Options {
-        meteor: meteor.as_deref(),
-        spice: spice.as_ref(),
-        explain: a.explain,
-        include_tokenized: a.tokenized,
-        bootstrap,
-        df: match df_source.as_ref().and_then(|d| d.df_table()) {
-            Some(t) => DfChoice::Table(t),
-            None => DfChoice::Batch,
-        },
-        ..Options::new(&metrics)
-    };
-    // The references are handed over: their captions move into the batch (not copied).
-    let source = OwnedReferences::new(refs);
-    let mut report = pool.install(|| engine::score(cands, &source, &opts))?;
-    report.warnings.extend(skipped);
-    let mut text = {
-        let _span = tracing::debug_span!("serialize").entered();
-        pool.install(|| report.to_string_pretty())
-    }
-    .map_err(|e| CliError::Other(format!("cannot write the report: {e}")))?;
-    text.push('\n');
-    // Tens of thousands of small allocations: freed on a helper thread while the output is
-    // written.
-    drop_in_background((source, report));
-    match a.out.as_deref().filter(|p| *p != Path::new("-")) {
-        Some(path) => write_output(path, text.as_bytes())
-            .map_err(|e| CliError::Other(format!("cannot write {}: {e}", path.display()))),
-        None => stdout
-            .write_all(text.as_bytes())
-            .and_then(|()| stdout.flush())
-            .map_err(|e| CliError::Other(e.to_string())),
-    }
+    Ok(Loaded {
+        metrics,
+        meteor,
+        spice,
+        skipped,
+    })
 }
 
 /// Writes `--out`: a regular file (or a new one) is replaced atomically; a symlink is written

@@ -106,6 +106,18 @@ pub struct Dataset {
     /// whether a reference's tuples could not be built; each built when a request first needs
     /// it ([`Dataset::spice_refs`]).
     spice_graphs: Vec<OnceLock<(SceneGraph, bool)>>,
+    /// Per-image labels and the submission policy.
+    pub meta: DatasetMeta,
+}
+
+/// What a dataset keeps besides its references (persisted with it; not part of its sha256).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DatasetMeta {
+    /// Per-image labels from the registered file's `images[]` (split keys such as nocaps'
+    /// `domain`; see [`input::ImageFields::labels_of`]).
+    pub labels: input::ImageFields,
+    /// Every request against the dataset must have exactly one result per image (strict mode).
+    pub require_complete: bool,
 }
 
 /// Canonical content hash of a reference set.
@@ -136,6 +148,16 @@ impl Dataset {
     /// Builds a dataset (tokenize, intern, document frequencies, vectors). Runs on the current
     /// rayon pool.
     pub fn build(name: &str, refs: References, created: u64) -> Result<Dataset, InputError> {
+        Dataset::build_with(name, refs, created, DatasetMeta::default())
+    }
+
+    /// [`Dataset::build`] with labels and a submission policy.
+    pub fn build_with(
+        name: &str,
+        refs: References,
+        created: u64,
+        meta: DatasetMeta,
+    ) -> Result<Dataset, InputError> {
         if refs.is_empty() {
             return Err(InputError::new(
                 ErrorCode::EmptyResults,
@@ -183,6 +205,7 @@ impl Dataset {
             spice_graphs: std::iter::repeat_with(OnceLock::new)
                 .take(image_count)
                 .collect(),
+            meta,
         })
     }
 
@@ -329,13 +352,27 @@ impl Dataset {
             .references
             .images
             .iter()
-            .map(|(id, caps)| json!({"image_id": id.raw, "kind": key_kind(id), "captions": caps}))
+            .map(|(id, caps)| {
+                let mut o = json!({"image_id": id.raw, "kind": key_kind(id), "captions": caps});
+                let labels: serde_json::Map<String, Value> = self
+                    .meta
+                    .labels
+                    .0
+                    .iter()
+                    .filter_map(|(f, m)| m.get(&id.key).map(|l| (f.clone(), json!(l))))
+                    .collect();
+                if !labels.is_empty() {
+                    o["labels"] = Value::Object(labels);
+                }
+                o
+            })
             .collect();
         json!({
             "format": FORMAT,
             "name": self.name,
             "sha256": self.sha256,
             "created": self.created,
+            "require_complete": self.meta.require_complete,
             "images": images,
         })
     }
@@ -403,7 +440,7 @@ fn context<'a>(following: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 }
 
 /// Reads references back from a dataset file.
-fn parse_file(v: &Value) -> Result<(String, String, u64, References), String> {
+fn parse_file(v: &Value) -> Result<(String, String, u64, References, DatasetMeta), String> {
     if v.get("format").and_then(Value::as_u64) != Some(FORMAT) {
         return Err("unknown format".into());
     }
@@ -423,12 +460,29 @@ fn parse_file(v: &Value) -> Result<(String, String, u64, References), String> {
         .and_then(Value::as_array)
         .ok_or("missing images")?;
     let mut pairs = Vec::with_capacity(images.len());
+    let mut meta = DatasetMeta {
+        require_complete: v.get("require_complete").and_then(Value::as_bool) == Some(true),
+        ..DatasetMeta::default()
+    };
     for img in images {
         let raw = img.get("image_id").ok_or("missing image_id")?;
         let id = match (img.get("kind").and_then(Value::as_str), raw) {
             (Some("map"), Value::String(s)) => ImageId::from_map_key(s),
             _ => ImageId::from_value(raw).ok_or("bad image_id")?,
         };
+        for (f, l) in img
+            .get("labels")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let l = l.as_str().ok_or("label not a string")?;
+            meta.labels
+                .0
+                .entry(f.clone())
+                .or_default()
+                .insert(id.key.clone(), l.to_owned());
+        }
         let caps = img
             .get("captions")
             .and_then(Value::as_array)
@@ -438,7 +492,7 @@ fn parse_file(v: &Value) -> Result<(String, String, u64, References), String> {
             .collect::<Result<Vec<_>, _>>()?;
         pairs.push((id, caps));
     }
-    Ok((name, sha, created, References::from_pairs(pairs)))
+    Ok((name, sha, created, References::from_pairs(pairs), meta))
 }
 
 /// The marker of temporary files: `~` is outside the dataset name alphabet, so no dataset's
@@ -728,7 +782,7 @@ impl Registry {
         refs: References,
         now: u64,
     ) -> Result<(PutOutcome, Arc<Dataset>), DatasetError> {
-        self.put_unless_abandoned(name, refs, now, &|| true)
+        self.put_unless_abandoned(name, refs, DatasetMeta::default(), now, &|| true)
     }
 
     /// [`Registry::put`] that commits (writes the file and registers) only when `commit()`
@@ -739,6 +793,7 @@ impl Registry {
         &self,
         name: &str,
         refs: References,
+        meta: DatasetMeta,
         now: u64,
         commit: &dyn Fn() -> bool,
     ) -> Result<(PutOutcome, Arc<Dataset>), DatasetError> {
@@ -746,14 +801,14 @@ impl Registry {
             return Err(DatasetError::InvalidName(name.to_owned()));
         }
         if let Some(old) = self.get_or_load(name)? {
-            if old.sha256 == content_sha256(&refs) {
+            if old.sha256 == content_sha256(&refs) && old.meta == meta {
                 if !commit() {
                     return Err(DatasetError::Abandoned(name.to_owned()));
                 }
                 return Ok((PutOutcome::Unchanged, old));
             }
         }
-        let ds = Arc::new(Dataset::build(name, refs, now)?);
+        let ds = Arc::new(Dataset::build_with(name, refs, now, meta)?);
         let bytes = match &self.dir {
             Some(_) => Some(
                 serde_json::to_vec(&ds.to_file_json())
@@ -823,14 +878,14 @@ impl Registry {
 fn load_file(path: &Path, stem: &str) -> Result<Dataset, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let v: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    let (name, sha, created, refs) = parse_file(&v)?;
+    let (name, sha, created, refs, meta) = parse_file(&v)?;
     if name != stem || !valid_name(&name) {
         return Err(format!("name {name:?} does not match the file name"));
     }
     if content_sha256(&refs) != sha {
         return Err("content does not match its sha256".into());
     }
-    Dataset::build(&name, refs, created).map_err(|e| e.to_string())
+    Dataset::build_with(&name, refs, created, meta).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -1389,3 +1389,205 @@ async fn bootstrap_over_http_equals_the_cli() {
     }
     app.stop().await;
 }
+
+/// The fakecap references with a nocaps-style `domain` per image, and the candidates.
+fn nocaps_shaped() -> (Value, Value) {
+    let mut refs = read_json("coco/fakecap_val2017/refs.json");
+    let domains = ["in-domain", "near-domain", "out-domain"];
+    for (k, img) in refs["images"]
+        .as_array_mut()
+        .expect("images")
+        .iter_mut()
+        .enumerate()
+    {
+        img["domain"] = json!(domains[k % 3]);
+    }
+    (refs, read_json("coco/fakecap_val2017/cands.json"))
+}
+
+/// Split tables over HTTP: by a registered dataset's `domain` labels and by `items[].split`,
+/// both equal to the CLI's `--split-by domain`; EvalAI's shape; strict datasets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn split_tables_and_strict_datasets_over_http_equal_the_cli() {
+    let app = spawn_app().await;
+    let (refs, cands) = nocaps_shaped();
+    let (st, _, info) = app
+        .put("/v1/datasets/nocaps?require_complete=true", &refs)
+        .await;
+    assert_eq!(st, 201, "{info}");
+    // COCO's `license` is a label field too (few values); `file_name`, sizes and URLs are not.
+    assert_eq!(info["labels"], json!(["domain", "license"]));
+    assert_eq!(info["require_complete"], true);
+    let metrics = ["bleu", "meteor", "rouge_l", "cider_d"];
+    let (st, _, ds) = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "nocaps", "results": cands, "metrics": metrics, "split_by": "domain"}),
+        )
+        .await;
+    assert_eq!(st, 200, "{ds}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (r, c) = (dir.path().join("r.json"), dir.path().join("c.json"));
+    std::fs::write(&r, refs.to_string()).unwrap();
+    std::fs::write(&c, cands.to_string()).unwrap();
+    let cli = cli_score(
+        &r,
+        &c,
+        &[
+            "--metrics",
+            "bleu,meteor,rouge_l,cider_d",
+            "--split-by",
+            "domain",
+        ],
+    );
+    assert_eq!(ds["splits"], cli["splits"]);
+    assert_eq!(ds["aggregate"], cli["aggregate"]);
+    // Labels given by the items: the same tables.
+    let labels: HashMap<String, Value> = refs["images"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["id"].to_string(), i["domain"].clone()))
+        .collect();
+    let (_, items) = inline_items(&refs, &cands);
+    let items: Vec<Value> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|it| {
+            let mut it = it.clone();
+            it["split"] = labels[&it["image_id"].to_string()].clone();
+            it
+        })
+        .collect();
+    let (st, _, inline) = app
+        .post(
+            "/v1/score",
+            &json!({"items": items, "metrics": metrics, "format": "evalai"}),
+        )
+        .await;
+    assert_eq!(st, 200, "{inline}");
+    let result = inline["result"].as_array().expect("evalai result");
+    assert_eq!(
+        result[0]["in-domain"],
+        cli["splits"]["in-domain"]["aggregate"]
+    );
+    assert_eq!(result[3]["entire"], cli["aggregate"]);
+    // The dataset is strict: 5 results fewer is an error naming the counts.
+    let partial: Vec<Value> = cands.as_array().unwrap()[5..].to_vec();
+    let (st, h, p) = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "nocaps", "results": partial, "metrics": ["bleu"]}),
+        )
+        .await;
+    assert_eq!(st, 422, "{p}");
+    assert_eq!(h["content-type"], "application/problem+json");
+    assert_eq!(p["code"], "incomplete_results");
+    assert!(p["detail"].as_str().unwrap().contains("5 of the"), "{p}");
+    // A lenient dataset warns instead.
+    let (st, _, _) = app.put("/v1/datasets/lenient", &refs).await;
+    assert_eq!(st, 201);
+    let (st, _, v) = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "lenient", "results": partial, "metrics": ["bleu"]}),
+        )
+        .await;
+    assert_eq!(st, 200, "{v}");
+    assert!(
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "partial_results"),
+        "{v}"
+    );
+    let (st, _, p) = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "lenient", "results": partial, "metrics": ["bleu"], "require_complete": true}),
+        )
+        .await;
+    assert_eq!((st, p["code"].as_str()), (422, Some("incomplete_results")));
+    let (st, _, p) = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "lenient", "results": cands, "metrics": ["bleu"], "split_by": "nope"}),
+        )
+        .await;
+    assert_eq!(
+        (st, p["code"].as_str()),
+        (422, Some("invalid_format")),
+        "{p}"
+    );
+}
+
+/// `POST /v1/compare` equals `capscore compare` on the same inputs; different image sets are
+/// `image_sets_differ`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_over_http_equals_the_cli() {
+    let app = spawn_app().await;
+    let (refs, cands) = nocaps_shaped();
+    let a: Vec<Value> = cands
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| json!({"image_id": c["image_id"], "caption": format!("a photo of {}", c["caption"].as_str().unwrap())}))
+        .collect();
+    let (st, _, api) = app
+        .post(
+            "/v1/compare",
+            &json!({"references": refs, "a": a, "b": cands, "metrics": ["bleu", "cider_d"],
+                    "samples": 200, "trials": 200, "seed": 3}),
+        )
+        .await;
+    assert_eq!(st, 200, "{api}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (r, pa, pb) = (
+        dir.path().join("r.json"),
+        dir.path().join("a.json"),
+        dir.path().join("b.json"),
+    );
+    std::fs::write(&r, refs.to_string()).unwrap();
+    std::fs::write(&pa, serde_json::to_string(&a).unwrap()).unwrap();
+    std::fs::write(&pb, cands.to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_capscore"))
+        .args([
+            "compare",
+            "--metrics",
+            "bleu,cider_d",
+            "--samples",
+            "200",
+            "--trials",
+            "200",
+            "--seed",
+            "3",
+            "--refs",
+        ])
+        .arg(&r)
+        .arg("--cands")
+        .arg(&pa)
+        .arg("--cands")
+        .arg(&pb)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(api, cli);
+    let (st, _, p) = app
+        .post(
+            "/v1/compare",
+            &json!({"references": refs, "a": &a[1..], "b": cands, "metrics": ["bleu"]}),
+        )
+        .await;
+    assert_eq!(
+        (st, p["code"].as_str()),
+        (422, Some("image_sets_differ")),
+        "{p}"
+    );
+}

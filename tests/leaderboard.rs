@@ -142,3 +142,418 @@ fn df_from_the_scored_references_changes_nothing_but_the_signature() {
     let (ok, _, err) = score(&["--df-from", "/nonexistent/refs.json"]);
     assert!(!ok && err.contains("--df-from"), "{err}");
 }
+
+/// The fakecap references with a nocaps-style `domain` on every image (by position: in-domain,
+/// near-domain, out-domain in turn) and the candidates, written to `dir`.
+fn nocaps_shaped(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, Value, Value) {
+    let mut refs = common::read_json("coco/fakecap_val2017/refs.json");
+    let domains = ["in-domain", "near-domain", "out-domain"];
+    for (k, img) in refs["images"]
+        .as_array_mut()
+        .expect("images")
+        .iter_mut()
+        .enumerate()
+    {
+        img["domain"] = Value::from(domains[k % 3]);
+    }
+    let cands = common::read_json("coco/fakecap_val2017/cands.json");
+    let (r, c) = (dir.join("refs.json"), dir.join("cands.json"));
+    std::fs::write(&r, refs.to_string()).expect("write");
+    std::fs::write(&c, cands.to_string()).expect("write");
+    (r, c, refs, cands)
+}
+
+fn run(refs: &std::path::Path, cands: &std::path::Path, args: &[&str]) -> (bool, Vec<u8>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_capscore"))
+        .arg("score")
+        .arg("--refs")
+        .arg(refs)
+        .arg("--cands")
+        .arg(cands)
+        .args(args)
+        .output()
+        .expect("run capscore");
+    (
+        out.status.success(),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const SPLIT_METRICS: &str = "bleu,meteor,rouge_l,cider_d";
+
+/// Each split of `--split-by domain` equals scoring that split's images alone (its own
+/// references file and results), bit for bit; `aggregate` and `per_image` are the entire set's
+/// as without splits; the EvalAI shape carries the same numbers.
+#[test]
+fn split_tables_equal_scoring_each_split_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (r, c, refs, cands) = nocaps_shaped(dir.path());
+    let (ok, out, err) = run(
+        &r,
+        &c,
+        &["--metrics", SPLIT_METRICS, "--split-by", "domain"],
+    );
+    assert!(ok, "{err}");
+    let v = json(&out);
+    let (ok, plain, err) = run(&r, &c, &["--metrics", SPLIT_METRICS]);
+    assert!(ok, "{err}");
+    let plain = json(&plain);
+    assert_eq!(v["aggregate"], plain["aggregate"]);
+    assert_eq!(v["per_image"], plain["per_image"]);
+    assert!(v["signature"]
+        .as_str()
+        .unwrap()
+        .ends_with("|splits:domain(each split scored as its own corpus)"));
+    let splits = v["splits"].as_object().expect("splits");
+    assert_eq!(
+        splits.keys().collect::<Vec<_>>(),
+        ["in-domain", "near-domain", "out-domain"]
+    );
+    let mut total = 0;
+    for (name, s) in splits {
+        let ids: Vec<&Value> = refs["images"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["domain"] == *name)
+            .map(|i| &i["id"])
+            .collect();
+        let sub_refs = serde_json::json!({
+            "images": refs["images"].as_array().unwrap().iter().filter(|i| ids.contains(&&i["id"])).collect::<Vec<_>>(),
+            "annotations": refs["annotations"].as_array().unwrap().iter().filter(|a| ids.contains(&&a["image_id"])).collect::<Vec<_>>(),
+        });
+        let sub_cands: Vec<&Value> = cands
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| ids.contains(&&c["image_id"]))
+            .collect();
+        let (sr, sc) = (dir.path().join("sr.json"), dir.path().join("sc.json"));
+        std::fs::write(&sr, sub_refs.to_string()).unwrap();
+        std::fs::write(&sc, serde_json::to_string(&sub_cands).unwrap()).unwrap();
+        let (ok, alone, err) = run(&sr, &sc, &["--metrics", SPLIT_METRICS]);
+        assert!(ok, "{err}");
+        let alone = json(&alone);
+        assert_eq!(s["aggregate"], alone["aggregate"], "split {name}");
+        assert_eq!(s["bleu_totals"], alone["bleu_totals"], "split {name}");
+        assert_eq!(s["images"], sub_cands.len());
+        assert_ne!(s["aggregate"], v["aggregate"], "a split is not the whole");
+        total += sub_cands.len();
+    }
+    assert_eq!(total, cands.as_array().unwrap().len());
+    // EvalAI's shape: the splits by name, then the entire set, same numbers.
+    let (ok, e, err) = run(
+        &r,
+        &c,
+        &[
+            "--metrics",
+            SPLIT_METRICS,
+            "--split-by",
+            "domain",
+            "--format",
+            "evalai",
+        ],
+    );
+    assert!(ok, "{err}");
+    let e = json(&e);
+    let result = e["result"].as_array().expect("result");
+    assert_eq!(result.len(), 4);
+    for (k, name) in ["in-domain", "near-domain", "out-domain"]
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(result[k][*name], splits[*name]["aggregate"]);
+    }
+    assert_eq!(result[3]["entire"], v["aggregate"]);
+}
+
+#[test]
+fn split_errors_are_clear() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (r, c, mut refs, _) = nocaps_shaped(dir.path());
+    let (ok, _, err) = run(&r, &c, &["--metrics", "bleu", "--split-by", "nope"]);
+    assert!(!ok);
+    assert!(
+        err.contains("invalid_format") && err.contains("\"nope\""),
+        "{err}"
+    );
+    // An image without the field: named.
+    refs["images"][0].as_object_mut().unwrap().remove("domain");
+    let id = refs["images"][0]["id"].clone();
+    std::fs::write(&r, refs.to_string()).unwrap();
+    let (ok, _, err) = run(&r, &c, &["--metrics", "bleu", "--split-by", "domain"]);
+    assert!(!ok);
+    assert!(
+        err.contains("missing_split") && err.contains(&id.to_string()),
+        "{err}"
+    );
+}
+
+/// A submission missing 5 images: a `partial_results` warning with the counts, or with
+/// `--strict` exit 2 `incomplete_results` naming the first missing ids; the scores of the
+/// images given do not change.
+#[test]
+fn strict_mode_rejects_a_partial_submission_and_the_default_warns() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (r, _, _, cands) = nocaps_shaped(dir.path());
+    let all = cands.as_array().unwrap();
+    let n = all.len();
+    let kept: Vec<&Value> = all[5..].iter().collect();
+    let c = dir.path().join("partial.json");
+    std::fs::write(&c, serde_json::to_string(&kept).unwrap()).unwrap();
+    let (ok, out, err) = run(&r, &c, &["--metrics", "bleu,cider_d"]);
+    assert!(ok, "{err}");
+    let v = json(&out);
+    let w: Vec<&Value> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "partial_results")
+        .collect();
+    assert_eq!(w.len(), 1, "{v}");
+    assert!(
+        w[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("5 of the {n} images")),
+        "{}",
+        w[0]["message"]
+    );
+    assert_eq!(w[0]["image_ids"].as_array().unwrap().len(), 5);
+    let (ok, out, err) = run(&r, &c, &["--metrics", "bleu,cider_d", "--strict"]);
+    assert!(!ok && out.is_empty());
+    assert!(
+        err.contains("incomplete_results") && err.contains(&format!("5 of the {n}")),
+        "{err}"
+    );
+    assert!(err.contains(&all[0]["image_id"].to_string()), "{err}");
+    // Complete: strict passes and nothing is said.
+    let (ok, out, err) = run(
+        &r,
+        &dir.path().join("cands.json"),
+        &["--metrics", "bleu", "--strict"],
+    );
+    assert!(ok, "{err}");
+    assert!(!String::from_utf8_lossy(&out).contains("partial_results"));
+}
+
+/// `capscore compare`: B against itself is no difference (p = 1); against A the delta is the
+/// difference of the two `score` aggregates, inside its bootstrap interval, the same bytes
+/// whatever the thread count; different image sets are `image_sets_differ`.
+#[test]
+fn compare_gives_the_difference_of_the_scores_with_intervals_and_p_values() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (r, b_path, _, cands) = nocaps_shaped(dir.path());
+    // System A: every candidate's words reversed (a worse system on the same images).
+    let a: Vec<Value> = cands
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let words: Vec<&str> = c["caption"].as_str().unwrap().split(' ').rev().collect();
+            serde_json::json!({"image_id": c["image_id"], "caption": words.join(" ")})
+        })
+        .collect();
+    let a_path = dir.path().join("a.json");
+    std::fs::write(&a_path, serde_json::to_string(&a).unwrap()).unwrap();
+    let compare = |x: &std::path::Path, y: &std::path::Path, extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_capscore"))
+            .arg("compare")
+            .arg("--refs")
+            .arg(&r)
+            .arg("--cands")
+            .arg(x)
+            .arg("--cands")
+            .arg(y)
+            .args([
+                "--metrics",
+                SPLIT_METRICS,
+                "--samples",
+                "400",
+                "--trials",
+                "400",
+            ])
+            .args(extra)
+            .output()
+            .expect("run");
+        (
+            out.status.success(),
+            out.stdout,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, one, err) = compare(&a_path, &b_path, &["--threads", "1"]);
+    assert!(ok, "{err}");
+    let (ok, two, err) = compare(&a_path, &b_path, &["--threads", "2"]);
+    assert!(ok, "{err}");
+    assert_eq!(one, two, "thread count changed the bytes");
+    let v = json(&one);
+    let (_, sa, _) = run(&r, &a_path, &["--metrics", SPLIT_METRICS]);
+    let (_, sb, _) = run(&r, &b_path, &["--metrics", SPLIT_METRICS]);
+    let (sa, sb) = (json(&sa), json(&sb));
+    assert_eq!(v["a"], sa["aggregate"]);
+    assert_eq!(v["b"], sb["aggregate"]);
+    for key in ["Bleu_4", "METEOR", "ROUGE_L", "CIDEr"] {
+        let d = v["delta"][key].as_f64().unwrap();
+        let want = sb["aggregate"][key].as_f64().unwrap() - sa["aggregate"][key].as_f64().unwrap();
+        assert_eq!(d, want, "{key}");
+        let (lo, hi) = (
+            v["paired_bootstrap"]["low"][key].as_f64().unwrap(),
+            v["paired_bootstrap"]["high"][key].as_f64().unwrap(),
+        );
+        assert!(lo <= d && d <= hi, "{key}: {lo} {d} {hi}");
+        for p in [
+            &v["paired_bootstrap"]["p_value"][key],
+            &v["randomization"]["p_value"][key],
+        ] {
+            let p = p.as_f64().unwrap();
+            assert!(p > 0.0 && p <= 1.0, "{key}: p {p}");
+        }
+    }
+    // Reversed word order ruins the higher-order n-grams: BLEU-4 differs clearly.
+    assert!(
+        v["randomization"]["p_value"]["Bleu_4"].as_f64().unwrap() < 0.01,
+        "{v}"
+    );
+    // A system against itself: no difference, p = 1.
+    let (ok, same, err) = compare(&b_path, &b_path, &[]);
+    assert!(ok, "{err}");
+    let same = json(&same);
+    assert_eq!(same["delta"]["CIDEr"], 0.0);
+    assert_eq!(same["randomization"]["p_value"]["CIDEr"], 1.0);
+    assert_eq!(same["paired_bootstrap"]["p_value"]["CIDEr"], 1.0);
+    // Different images: a clear error.
+    let fewer = dir.path().join("fewer.json");
+    std::fs::write(&fewer, serde_json::to_string(&a[1..]).unwrap()).unwrap();
+    let (ok, _, err) = compare(&fewer, &b_path, &[]);
+    assert!(!ok);
+    assert!(
+        err.contains("image_sets_differ") && err.contains("1 only in B"),
+        "{err}"
+    );
+    let (ok, _, err) = compare(&a_path, &b_path, &["--samples", "0"]);
+    assert!(!ok && err.contains("samples must be 1 to 10000"), "{err}");
+}
+
+/// Calibration: two systems whose outputs are exchangeable (each image's two held-out
+/// references, assigned to A or B by a fair coin per seed) differ only by chance, so the
+/// p-values over many seeds must be uniform: a Kolmogorov-Smirnov check at the 1% level.
+#[test]
+fn compare_p_values_are_uniform_under_the_null() {
+    use capscore::engine::compare::{compare, CompareSpec};
+    use capscore::engine::{Metric, Options, Tokenizer};
+    use capscore::input::{self, Candidate, ImageId, Item};
+    let text = common::read_text("tokenizer/val2014_captions_ptb.jsonl");
+    let images: Vec<(Value, Vec<String>)> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["tokenized"].as_array().unwrap().len() >= 5)
+        .take(150)
+        .map(|v| {
+            let t: Vec<String> = v["tokenized"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap().to_owned())
+                .collect();
+            (v["image_id"].clone(), t)
+        })
+        .collect();
+    let metrics = [Metric::Bleu, Metric::RougeL, Metric::CiderD];
+    let opts = Options {
+        tokenizer: Tokenizer::Pretokenized,
+        ..Options::new(&metrics)
+    };
+    let seeds = 200u64;
+    let keys = ["Bleu_4", "ROUGE_L", "CIDEr"];
+    let mut p_ar: Vec<Vec<f64>> = vec![Vec::new(); keys.len()];
+    let mut p_bs: Vec<Vec<f64>> = vec![Vec::new(); keys.len()];
+    for seed in 0..seeds {
+        let (mut a, mut b, mut items) = (Vec::new(), Vec::new(), Vec::new());
+        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x1234_5678;
+        for (id, t) in &images {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let flip = state & 1 == 1;
+            let image_id = ImageId::from_value(id).unwrap();
+            let (x, y) = if flip { (&t[1], &t[0]) } else { (&t[0], &t[1]) };
+            a.push(Candidate {
+                image_id: image_id.clone(),
+                caption: x.clone(),
+            });
+            b.push(Candidate {
+                image_id: image_id.clone(),
+                caption: y.clone(),
+            });
+            items.push(Item {
+                image_id,
+                candidate: String::new(),
+                references: t[2..].to_vec(),
+            });
+        }
+        let (_, refs) = input::split_items(items).unwrap();
+        let spec = CompareSpec {
+            samples: 300,
+            trials: 300,
+            seed,
+            level: 0.95,
+        };
+        let r = compare(a, b, &refs, &opts, &spec).expect("compare");
+        for (j, k) in keys.iter().enumerate() {
+            p_ar[j].push(r.randomization.p_value.get(k).unwrap());
+            p_bs[j].push(r.paired_bootstrap.p_value.get(k).unwrap());
+        }
+    }
+    // D_crit at alpha = 0.01 for n = 200: 1.628 / sqrt(n).
+    let crit = 1.628 / (seeds as f64).sqrt();
+    for (j, k) in keys.iter().enumerate() {
+        for (test, ps) in [
+            ("randomization", &mut p_ar[j]),
+            ("paired bootstrap", &mut p_bs[j]),
+        ] {
+            ps.sort_by(f64::total_cmp);
+            let n = ps.len() as f64;
+            let d = ps
+                .iter()
+                .enumerate()
+                .map(|(i, &p)| (p - i as f64 / n).abs().max(((i + 1) as f64 / n - p).abs()))
+                .fold(0.0, f64::max);
+            eprintln!("KS {test} {k}: D = {d:.4} (critical {crit:.4}, n = {seeds})");
+            assert!(d < crit, "{test} {k}: p-values not uniform, D = {d}");
+        }
+    }
+}
+
+/// SPIDEr (aac-metrics): (CIDEr-D + SPICE) / 2 per image and for the corpus; asking for it
+/// reports CIDEr-D and SPICE too, with the numbers of `--metrics cider_d,spice`.
+#[test]
+fn spider_is_the_mean_of_cider_d_and_spice() {
+    let (ok, out, err) = score(&["--metrics", "spider"]);
+    assert!(ok, "{err}");
+    let v = json(&out);
+    let (ok, base, err) = score(&["--metrics", "cider_d,spice"]);
+    assert!(ok, "{err}");
+    let base = json(&base);
+    let agg = &v["aggregate"];
+    assert_eq!(agg["CIDEr"], base["aggregate"]["CIDEr"]);
+    assert_eq!(agg["SPICE"], base["aggregate"]["SPICE"]);
+    let mean = |s: &Value| (s["CIDEr"].as_f64().unwrap() + s["SPICE"].as_f64().unwrap()) / 2.0;
+    assert_eq!(agg["SPIDEr"].as_f64().unwrap(), mean(agg));
+    for (row, b) in v["per_image"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(base["per_image"].as_array().unwrap())
+    {
+        assert_eq!(row["image_id"], b["image_id"]);
+        assert_eq!(row["SPIDEr"].as_f64().unwrap(), mean(b));
+    }
+    assert!(v["signature"]
+        .as_str()
+        .unwrap()
+        .contains("spider:(cider_d+spice)/2"));
+    let keys: Vec<&String> = agg.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["CIDEr", "SPICE", "SPIDEr"]);
+}

@@ -303,6 +303,58 @@ async fn every_response_matches_the_published_schema() {
         .await,
         200
     );
+    // Leaderboard: split tables (items' own splits), EvalAI's shape, a comparison, errors.
+    let split_items: Vec<Value> = items
+        .iter()
+        .enumerate()
+        .map(|(k, it)| {
+            let mut it = it.clone();
+            it["split"] = json!(if k % 2 == 0 { "even" } else { "odd" });
+            it
+        })
+        .collect();
+    for format in ["json", "evalai"] {
+        assert_eq!(
+            app.check(
+                "post",
+                "/v1/score",
+                "/v1/score",
+                Some(json!({"items": split_items, "metrics": ["bleu", "meteor", "cider_d"], "format": format}))
+            )
+            .await,
+            200
+        );
+    }
+    assert_eq!(
+        app.check(
+            "post",
+            "/v1/compare",
+            "/v1/compare",
+            Some(json!({"dataset": "edge", "a": cands, "b": cands, "metrics": ["bleu", "rouge_l"], "samples": 20, "trials": 20}))
+        )
+        .await,
+        200
+    );
+    assert_eq!(
+        app.check(
+            "post",
+            "/v1/compare",
+            "/v1/compare",
+            Some(json!({"dataset": "edge", "a": cands, "b": [], "metrics": ["bleu"]}))
+        )
+        .await,
+        422
+    );
+    assert_eq!(
+        app.check(
+            "post",
+            "/v1/score",
+            "/v1/score",
+            Some(json!({"dataset": "edge", "results": [cands[0]], "metrics": ["bleu"], "require_complete": true}))
+        )
+        .await,
+        422
+    );
     assert_eq!(
         app.check("delete", "/v1/datasets/edge", "/v1/datasets/{name}", None)
             .await,

@@ -86,23 +86,75 @@ pub struct BootstrapReport {
     pub high: Scores,
 }
 
-/// Per-image statistics, evaluation order.
-pub(super) struct ImageStats<'a> {
-    /// BLEU counts (when BLEU ran).
-    pub bleu: Option<&'a [BleuStats]>,
-    /// METEOR segment statistics (when METEOR ran).
-    pub meteor: Option<&'a [SegmentStats]>,
+/// Per-image statistics, evaluation order: what the aggregates are pooled from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolStats {
+    /// BLEU counts (when BLEU ran and the statistics were kept).
+    pub bleu: Option<Vec<BleuStats>>,
+    /// METEOR segment statistics (when METEOR ran and the statistics were kept).
+    pub meteor: Option<Vec<SegmentStats>>,
     /// Per-image scores (the means' inputs).
-    pub per_image: &'a [Scores],
+    pub per_image: Vec<Scores>,
     /// The keys of the aggregate.
     pub keys: Vec<&'static str>,
+    /// The images, evaluation order.
+    pub ids: Vec<crate::input::ImageKey>,
+}
+
+/// The aggregates (in `keys` order) of a weighted selection of images, each taken from one of
+/// several systems' statistics: `picks` yields (system, image index, times drawn); `n` is the
+/// number of draws. Pooled as the metric pools: BLEU from summed counts, METEOR from summed
+/// segment statistics, the rest as means. Sums run in the order of `picks`.
+pub(crate) fn pooled<'a, I>(keys: &[&'static str], picks: I, n: f64) -> Vec<f64>
+where
+    I: Iterator<Item = (&'a PoolStats, usize, u32)> + Clone,
+{
+    let bleu = keys.iter().any(|k| k.starts_with("Bleu_")).then(|| {
+        let mut total = BleuStats::default();
+        for (st, i, k) in picks.clone() {
+            if let Some(b) = &st.bleu {
+                total.add_times(&b[i], u64::from(k));
+            }
+        }
+        total.scores()
+    });
+    let meteor = keys.contains(&"METEOR").then(|| {
+        meteor::pooled_score_weighted(
+            picks
+                .clone()
+                .filter_map(|(st, i, k)| st.meteor.as_ref().map(|m| (&m[i], u64::from(k)))),
+        )
+    });
+    keys.iter()
+        .map(|&key| match (key, bleu, meteor) {
+            ("Bleu_1", Some(b), _) => b[0],
+            ("Bleu_2", Some(b), _) => b[1],
+            ("Bleu_3", Some(b), _) => b[2],
+            ("Bleu_4", Some(b), _) => b[3],
+            ("METEOR", _, Some(v)) => v,
+            _ => {
+                let mut sum = 0.0;
+                for (st, i, k) in picks.clone() {
+                    sum += f64::from(k) * st.per_image[i].get(key).unwrap_or(0.0);
+                }
+                sum / n
+            }
+        })
+        .collect()
 }
 
 /// SplitMix64: a small, fixed generator (the stream is part of the output's definition).
-struct SplitMix(u64);
+pub(crate) struct SplitMix(u64);
 
 impl SplitMix {
-    fn next(&mut self) -> u64 {
+    /// The generator of stream `s` under `seed` (one per resample or trial).
+    pub(crate) fn stream(seed: u64, s: u32) -> SplitMix {
+        let mut g = SplitMix(seed ^ u64::from(s).wrapping_mul(0xD1B5_4A32_D192_ED03));
+        g.next();
+        g
+    }
+
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -111,7 +163,7 @@ impl SplitMix {
     }
 
     /// Uniform in `0..n` (Lemire's multiply-shift with rejection).
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         let threshold = n.wrapping_neg() % n;
         loop {
             let m = u128::from(self.next()) * u128::from(n);
@@ -123,9 +175,8 @@ impl SplitMix {
 }
 
 /// How many times each of `n` images is drawn in resample `s`.
-fn multiplicities(seed: u64, s: u32, n: usize) -> Vec<u32> {
-    let mut g = SplitMix(seed ^ u64::from(s).wrapping_mul(0xD1B5_4A32_D192_ED03));
-    g.next();
+pub(crate) fn multiplicities(seed: u64, s: u32, n: usize) -> Vec<u32> {
+    let mut g = SplitMix::stream(seed, s);
     let mut m = vec![0u32; n];
     for _ in 0..n {
         m[g.below(n as u64) as usize] += 1;
@@ -133,49 +184,24 @@ fn multiplicities(seed: u64, s: u32, n: usize) -> Vec<u32> {
     m
 }
 
+/// The images drawn by multiplicities `m`, from `st`, as [`pooled`] takes them.
+pub(crate) fn drawn<'a>(
+    st: &'a PoolStats,
+    m: &'a [u32],
+) -> impl Iterator<Item = (&'a PoolStats, usize, u32)> + Clone + 'a {
+    m.iter()
+        .enumerate()
+        .filter(|(_, &k)| k > 0)
+        .map(move |(i, &k)| (st, i, k))
+}
+
 /// The aggregates of one resample, in `keys` order.
-fn resampled(st: &ImageStats<'_>, m: &[u32]) -> Vec<f64> {
-    let n = m.len() as f64;
-    let bleu = st.bleu.map(|b| {
-        let mut total = BleuStats::default();
-        for (s, &k) in b.iter().zip(m) {
-            if k > 0 {
-                total.add_times(s, u64::from(k));
-            }
-        }
-        total.scores()
-    });
-    let meteor = st.meteor.map(|s| {
-        meteor::pooled_score_weighted(
-            s.iter()
-                .zip(m)
-                .filter(|(_, &k)| k > 0)
-                .map(|(s, &k)| (s, u64::from(k))),
-        )
-    });
-    st.keys
-        .iter()
-        .map(|&key| match (key, bleu, meteor) {
-            ("Bleu_1", Some(b), _) => b[0],
-            ("Bleu_2", Some(b), _) => b[1],
-            ("Bleu_3", Some(b), _) => b[2],
-            ("Bleu_4", Some(b), _) => b[3],
-            ("METEOR", _, Some(v)) => v,
-            _ => {
-                let mut sum = 0.0;
-                for (row, &k) in st.per_image.iter().zip(m) {
-                    if k > 0 {
-                        sum += f64::from(k) * row.get(key).unwrap_or(0.0);
-                    }
-                }
-                sum / n
-            }
-        })
-        .collect()
+fn resampled(st: &PoolStats, m: &[u32]) -> Vec<f64> {
+    pooled(&st.keys, drawn(st, m), m.len() as f64)
 }
 
 /// numpy's `quantile(values, q)` (linear) of sorted values.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
+pub(crate) fn quantile(sorted: &[f64], q: f64) -> f64 {
     let pos = q * (sorted.len() - 1) as f64;
     let lo = pos.floor() as usize;
     let hi = (lo + 1).min(sorted.len() - 1);
@@ -183,7 +209,7 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// The intervals of every aggregate.
-pub(super) fn intervals(spec: &BootstrapSpec, st: &ImageStats<'_>) -> BootstrapReport {
+pub(super) fn intervals(spec: &BootstrapSpec, st: &PoolStats) -> BootstrapReport {
     let _span = tracing::debug_span!("bootstrap").entered();
     let n = st.per_image.len();
     let draws: Vec<Vec<f64>> = (0..spec.samples)

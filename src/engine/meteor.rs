@@ -38,7 +38,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
     for (row, st) in out.per_image.iter_mut().zip(&ok) {
         row.meteor = Some(st.score());
     }
-    if ctx.opts.bootstrap.is_some() {
+    if ctx.opts.bootstrap.is_some() || ctx.opts.keep_pool {
         out.meteor_stats = Some(ok);
     }
     out.signature(

@@ -20,17 +20,21 @@ pub enum Metric {
     CiderOriginal,
     /// SPICE 1.0 with capscore's native parser front end (`SPICE`; needs fetched resources).
     Spice,
+    /// SPIDEr: (CIDEr-D + SPICE) / 2, per image and aggregate (aac-metrics' definition);
+    /// asking for it computes CIDEr-D and SPICE too.
+    Spider,
 }
 
 impl Metric {
     /// Every metric, in output order.
-    pub const ALL: [Metric; 6] = [
+    pub const ALL: [Metric; 7] = [
         Metric::Bleu,
         Metric::Meteor,
         Metric::RougeL,
         Metric::CiderD,
         Metric::CiderOriginal,
         Metric::Spice,
+        Metric::Spider,
     ];
 
     /// The metrics computed when none are requested (pycocoevalcap's set, SPICE aside).
@@ -45,6 +49,7 @@ impl Metric {
             Metric::CiderD => "cider_d",
             Metric::CiderOriginal => "cider_original",
             Metric::Spice => "spice",
+            Metric::Spider => "spider",
         }
     }
 
@@ -57,6 +62,7 @@ impl Metric {
             Metric::CiderD => &["CIDEr"],
             Metric::CiderOriginal => &["CIDEr_original"],
             Metric::Spice => &["SPICE"],
+            Metric::Spider => &["SPIDEr"],
         }
     }
 
@@ -70,6 +76,7 @@ impl Metric {
             "cider_d" | "cider-d" | "ciderd" => Metric::CiderD,
             "cider_original" => Metric::CiderOriginal,
             "spice" => Metric::Spice,
+            "spider" => Metric::Spider,
             "cider" => {
                 return Err(InputError::new(
                     ErrorCode::UnknownMetric,
@@ -101,6 +108,10 @@ impl Metric {
         list: impl IntoIterator<Item = Result<Metric, InputError>>,
     ) -> Result<Vec<Metric>, InputError> {
         let mut v = list.into_iter().collect::<Result<Vec<_>, _>>()?;
+        if v.contains(&Metric::Spider) {
+            // SPIDEr is computed from CIDEr-D and SPICE, which are reported with it.
+            v.extend([Metric::CiderD, Metric::Spice]);
+        }
         v.sort_unstable();
         v.dedup();
         if v.is_empty() {

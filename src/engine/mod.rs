@@ -14,6 +14,8 @@
 //! `tracing` spans (`RUST_LOG=capscore=debug` shows their timings).
 
 pub mod bootstrap;
+pub mod compare;
+pub mod leaderboard;
 mod meteor;
 mod metric;
 mod ngram;
@@ -83,6 +85,13 @@ pub struct Options<'a> {
     pub include_tokenized: bool,
     /// Bootstrap intervals of the aggregates.
     pub bootstrap: Option<bootstrap::BootstrapSpec>,
+    /// Strict mode: every image of the reference source must have a candidate (else
+    /// `incomplete_results`); without it, a partial submission gets a `partial_results`
+    /// warning.
+    pub require_complete: bool,
+    /// Keep the per-image pooling statistics in the report ([`Report::pool`], not serialized):
+    /// paired comparisons recompute aggregates from them.
+    pub keep_pool: bool,
 }
 
 impl<'a> Options<'a> {
@@ -97,6 +106,8 @@ impl<'a> Options<'a> {
             explain: false,
             include_tokenized: false,
             bootstrap: None,
+            require_complete: false,
+            keep_pool: false,
         }
     }
 }
@@ -118,6 +129,8 @@ pub enum Step {
     Ngram,
     /// SPICE (`spice.rs`).
     Spice,
+    /// SPIDEr, from CIDEr-D and SPICE (after both ran).
+    Spider,
 }
 
 impl Metric {
@@ -127,6 +140,7 @@ impl Metric {
             Metric::Bleu | Metric::RougeL | Metric::CiderD | Metric::CiderOriginal => Step::Ngram,
             Metric::Meteor => Step::Meteor,
             Metric::Spice => Step::Spice,
+            Metric::Spider => Step::Spider,
         }
     }
 }
@@ -221,6 +235,7 @@ pub fn score(
     opts: &Options<'_>,
 ) -> Result<Report, InputError> {
     let batch = refs.assemble(candidates)?;
+    let partial = coverage(&batch, opts.require_complete)?;
     let req = PrepareRequest {
         tokenize: opts.tokenizer == Tokenizer::Ptb,
         spice: opts.spice.filter(|_| opts.metrics.contains(&Metric::Spice)),
@@ -280,7 +295,7 @@ pub fn score(
         bleu_totals: None,
         spice: None,
         signature: BTreeMap::new(),
-        warnings: Vec::new(),
+        warnings: partial.into_iter().collect(),
         late_warnings: Vec::new(),
         bleu_stats: None,
         meteor_stats: None,
@@ -293,9 +308,54 @@ pub fn score(
             Step::Meteor => meteor::run(&ctx, &mut out)?,
             Step::Ngram => ngram::run(&ctx, &mut out)?,
             Step::Spice => spice::run(&ctx, &mut out)?,
+            Step::Spider => spider(&mut out),
         }
     }
     Ok(finish(&batch, &tok, &prepared, opts, out))
+}
+
+/// SPIDEr (aac-metrics): the mean of CIDEr-D and SPICE, per image and for the corpus (both
+/// corpus scores are means over the images, so the corpus SPIDEr is the mean of the per-image
+/// values up to rounding).
+fn spider(out: &mut Out) {
+    let mean = |s: &Scores| match (s.cider, s.spice) {
+        (Some(c), Some(p)) => Some((c + p) / 2.0),
+        _ => None,
+    };
+    out.aggregate.spider = mean(&out.aggregate);
+    for row in &mut out.per_image {
+        row.spider = mean(row);
+    }
+    out.signature(Metric::Spider, "spider:(cider_d+spice)/2".into());
+}
+
+/// Strict mode's check: an error when images of the source have no candidate; otherwise the
+/// `partial_results` warning, if any is missing.
+fn coverage(batch: &Batch, strict: bool) -> Result<Option<Warning>, InputError> {
+    let m = &batch.missing;
+    if m.count == 0 {
+        return Ok(None);
+    }
+    let first: Vec<String> = m.first.iter().map(ToString::to_string).collect();
+    let more = if m.count > first.len() { ", ..." } else { "" };
+    let counts = format!(
+        "{} of the {} images of the references have no result ({} scored); first missing: {}{more}",
+        m.count,
+        m.of,
+        batch.items.len(),
+        first.join(", ")
+    );
+    if strict {
+        return Err(InputError::new(
+            ErrorCode::IncompleteResults,
+            format!("incomplete submission: {counts}"),
+        ));
+    }
+    Ok(Some(Warning {
+        code: WarningCode::PartialResults,
+        message: format!("partial submission: {counts}"),
+        image_ids: m.first.iter().map(|i| i.raw.clone()).collect(),
+    }))
 }
 
 /// The report: input warnings, per-image rows in output order, the signature.
@@ -308,17 +368,16 @@ fn finish(
 ) -> Report {
     let _span = tracing::debug_span!("report").entered();
     let n = batch.items.len();
-    let bootstrap = opts.bootstrap.map(|spec| {
-        bootstrap::intervals(
-            &spec,
-            &bootstrap::ImageStats {
-                bleu: out.bleu_stats.as_deref(),
-                meteor: out.meteor_stats.as_deref(),
-                per_image: &out.per_image,
-                keys: out.aggregate.entries().map(|(k, _)| k).collect(),
-            },
-        )
-    });
+    let pool = bootstrap::PoolStats {
+        bleu: out.bleu_stats,
+        meteor: out.meteor_stats,
+        per_image: out.per_image.clone(),
+        keys: out.aggregate.entries().map(|(k, _)| k).collect(),
+        ids: batch.items.iter().map(|i| i.image_id.key.clone()).collect(),
+    };
+    let bootstrap = opts
+        .bootstrap
+        .map(|spec| bootstrap::intervals(&spec, &pool));
     let mut warnings = out.warnings;
     let ids = |f: &dyn Fn(usize) -> bool| -> Vec<Value> {
         (0..n)
@@ -372,7 +431,9 @@ fn finish(
         signature: sig.join("|"),
         warnings,
         bootstrap,
+        splits: None,
         tokenized,
+        pool: opts.keep_pool.then_some(pool),
         stats: RunStats {
             spice_cached_graphs: prepared.spice.as_ref().map_or(0, |c| c.cached),
             images: n,

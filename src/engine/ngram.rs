@@ -151,7 +151,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
             row.set_bleu(s.bleu.scores());
         }
         out.bleu_totals = Some((&total).into());
-        if ctx.opts.bootstrap.is_some() {
+        if ctx.opts.bootstrap.is_some() || ctx.opts.keep_pool {
             out.bleu_stats = Some(stats.iter().map(|s| s.bleu).collect());
         }
         out.signature(Metric::Bleu, "bleu:n4,ref=closest,smooth=1e-15/1e-9".into());

@@ -3,7 +3,7 @@
 //! and a test validates real responses against them).
 //!
 //! Key order is the output contract: `aggregate`, `per_image` (candidate order), `bleu_totals`,
-//! `spice`, `signature`, `warnings`, `tokenized`; inside a score object the metric keys come in
+//! `spice`, `signature`, `warnings`, `bootstrap`, `splits`, `tokenized`; inside a score object the metric keys come in
 //! [`Metric`](super::Metric) order. Non-finite numbers (never produced by the metrics) are
 //! written as `null`.
 //!
@@ -90,6 +90,7 @@ score_keys! {
     cider => "CIDEr", "CIDEr-D (pycocoevalcap's `CIDEr`).";
     cider_original => "CIDEr_original", "The original CIDEr of Vedantam et al.";
     spice => "SPICE", "SPICE (All F; capscore's native parser).";
+    spider => "SPIDEr", "SPIDEr: (CIDEr-D + SPICE) / 2.";
 }
 
 impl Scores {
@@ -167,6 +168,8 @@ macro_rules! warning_codes {
 }
 
 warning_codes! {
+    /// Images of the references (or dataset) have no candidate; they are not scored.
+    PartialResults => ("partial_results", "images of the references or dataset have no result and are not scored (the message gives the counts; `image_ids` lists the first missing); strict mode makes this an error"),
     /// The candidate is empty after tokenization.
     EmptyCandidate => ("empty_candidate", "candidate is empty after tokenization (scores are mostly 0; ROUGE-L is 1.0 against an empty reference)"),
     /// A reference is empty after tokenization.
@@ -396,9 +399,17 @@ pub struct Report {
     /// Percentile bootstrap intervals of the aggregates (when asked for).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bootstrap: Option<super::bootstrap::BootstrapReport>,
+    /// Split tables (`split_by`): each split's images scored as their own corpus, by split
+    /// name; `aggregate` is the entire set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub splits: Option<std::collections::BTreeMap<String, super::leaderboard::SplitScores>>,
     /// The tokenized captions, evaluation order (CLI `--tokenized`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokenized: Option<Vec<TokenizedItem>>,
+    /// Per-image pooling statistics, evaluation order (with `keep_pool`; not serialized).
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub pool: Option<super::bootstrap::PoolStats>,
     /// Telemetry facts (not serialized).
     #[serde(skip)]
     #[schema(ignore)]
@@ -480,6 +491,8 @@ impl Serialize for ReportView<'_> {
             #[serde(skip_serializing_if = "Option::is_none")]
             bootstrap: &'a Option<super::bootstrap::BootstrapReport>,
             #[serde(skip_serializing_if = "Option::is_none")]
+            splits: &'a Option<std::collections::BTreeMap<String, super::leaderboard::SplitScores>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
             tokenized: &'a Option<Vec<TokenizedItem>>,
         }
         View {
@@ -490,6 +503,7 @@ impl Serialize for ReportView<'_> {
             signature: &r.signature,
             warnings: &r.warnings,
             bootstrap: &r.bootstrap,
+            splits: &r.splits,
             tokenized: &r.tokenized,
         }
         .serialize(s)
@@ -538,7 +552,9 @@ mod tests {
                         vec![json!(1), json!("b")],
                     )],
                     bootstrap: None,
+                    splits: None,
                     tokenized: bleu.then(Vec::new),
+                    pool: None,
                     stats: RunStats::default(),
                 };
                 assert_eq!(

@@ -55,6 +55,12 @@ error_codes! {
     DuplicateImageId => ("duplicate_image_id", 422, "Duplicate image id", "two candidates for one image"),
     /// A candidate whose image has zero references.
     MissingReferences => ("missing_references", 422, "Missing references", "an item without references (and no dataset)"),
+    /// Strict mode: images of the dataset (or references) without a candidate.
+    IncompleteResults => ("incomplete_results", 422, "Incomplete submission", "strict mode (`require_complete`, `--strict`): images of the dataset without a result (counts and the first ids missing)"),
+    /// Splits: a scored image without a split label.
+    MissingSplit => ("missing_split", 422, "Missing split", "splitting by a field that a scored image does not have"),
+    /// A comparison of two result sets on different images.
+    ImageSetsDiffer => ("image_sets_differ", 422, "Image sets differ", "a comparison of two result sets that do not cover the same images"),
     /// No candidates at all.
     EmptyResults => ("empty_results", 422, "Empty batch", "nothing to score"),
     /// Every reference of every evaluated image is empty: CIDEr has no document frequencies.

@@ -11,9 +11,11 @@
 //! Must not: read files, know about HTTP or the CLI, or compute metrics.
 
 pub mod error;
+pub mod fields;
 pub mod formats;
 
 pub use error::{ErrorCode, InputError};
+pub use fields::ImageFields;
 pub use formats::{
     parse_candidates, parse_candidates_text, parse_json, parse_references, parse_references_text,
     parse_references_text_with, parse_references_with, KarpathySplit, CANDIDATE_FORMATS,
@@ -191,6 +193,46 @@ pub struct Batch {
     pub items: Vec<Item>,
     /// `items[output_order[k]]` is the k-th candidate as given.
     pub output_order: Vec<usize>,
+    /// The source's images that have no candidate (a partial submission).
+    pub missing: Missing,
+}
+
+/// The images of a reference source left without a candidate.
+#[derive(Debug, Clone, Default)]
+pub struct Missing {
+    /// Images in the source.
+    pub of: usize,
+    /// How many have no candidate.
+    pub count: usize,
+    /// The first of them, in source order (at most [`Missing::LISTED`]).
+    pub first: Vec<ImageId>,
+}
+
+impl Missing {
+    /// How many missing ids are kept for messages.
+    pub const LISTED: usize = 20;
+
+    /// The images of `images` without an item in `batch` (assembled from them).
+    fn after(images: &[(ImageId, Vec<String>)], batch: &Batch) -> Missing {
+        let mut m = Missing {
+            of: images.len(),
+            ..Missing::default()
+        };
+        // Items are distinct images of the source (checked by assemble).
+        if batch.items.len() >= images.len() {
+            return m;
+        }
+        let named: FxHashSet<&ImageKey> = batch.items.iter().map(|i| &i.image_id.key).collect();
+        for (id, _) in images {
+            if !named.contains(&id.key) {
+                m.count += 1;
+                if m.first.len() < Missing::LISTED {
+                    m.first.push(id.clone());
+                }
+            }
+        }
+        m
+    }
 }
 
 /// Splits self-contained items (a request's `items`, a test's images) into candidates and the
@@ -259,7 +301,9 @@ fn none_of(ids: Vec<&ImageId>, code: ErrorCode, what: &str) -> Result<(), InputE
 /// Joins candidates with their references, as COCOEvalCap does with `params['image_id']` set to
 /// the images that have a result.
 pub fn assemble(refs: &References, cands: Vec<Candidate>) -> Result<Batch, InputError> {
-    assemble_with(refs, cands, |pos| refs.images[pos].1.clone())
+    let mut batch = assemble_with(refs, cands, |pos| refs.images[pos].1.clone())?;
+    batch.missing = Missing::after(&refs.images, &batch);
+    Ok(batch)
 }
 
 /// [`assemble`], consuming the references (their captions move into the batch).
@@ -270,7 +314,9 @@ pub fn assemble_owned(refs: References, cands: Vec<Candidate>) -> Result<Batch, 
         index,
     };
     // Candidates are distinct images (checked first), so each image's captions move once.
-    assemble_with(&lookup, cands, |pos| std::mem::take(&mut images[pos].1))
+    let mut batch = assemble_with(&lookup, cands, |pos| std::mem::take(&mut images[pos].1))?;
+    batch.missing = Missing::after(&images, &batch);
+    Ok(batch)
 }
 
 fn assemble_with(
@@ -323,6 +369,7 @@ fn assemble_with(
     Ok(Batch {
         items,
         output_order,
+        missing: Missing::default(),
     })
 }
 

@@ -152,6 +152,7 @@ fn build_state_inner(
 pub fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(<openapi::ApiDoc as utoipa::OpenApi>::openapi())
         .routes(routes!(routes::score::score))
+        .routes(routes!(routes::compare::compare))
         .routes(routes!(routes::datasets::list_datasets))
         .routes(routes!(
             routes::datasets::put_dataset,

@@ -135,8 +135,8 @@ impl Resources {
                 "METEOR's data is not loaded (start the server without --offline, or run `capscore fetch`)"
                     .to_owned(),
             ),
-            Metric::Spice if self.spice.is_some() => Ok(()),
-            Metric::Spice => Err(
+            Metric::Spice | Metric::Spider if self.spice.is_some() => Ok(()),
+            Metric::Spice | Metric::Spider => Err(
                 "SPICE's data (parser model, lemma exceptions, METEOR's synonyms) is not loaded (start the server without --offline, or run `capscore fetch`)"
                     .to_owned(),
             ),

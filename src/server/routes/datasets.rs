@@ -5,12 +5,12 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{FromRequestParts, Path, State};
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::Response;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
@@ -36,6 +36,11 @@ pub struct DatasetInfo {
     pub sha256: String,
     /// Registration time (RFC 3339, UTC).
     pub created: String,
+    /// The per-image label fields kept from the file's `images[]` (for `split_by`, e.g.
+    /// `domain`).
+    pub labels: Vec<String>,
+    /// Strict mode: every request must have exactly one result per image.
+    pub require_complete: bool,
     /// What the registration did: `created`, `replaced` or `unchanged` (PUT only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
@@ -84,6 +89,14 @@ fn info(ds: &Dataset, outcome: Option<PutOutcome>) -> DatasetInfo {
         captions: ds.caption_count(),
         sha256: ds.sha256.clone(),
         created: rfc3339(ds.created),
+        labels: ds
+            .meta
+            .labels
+            .names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        require_complete: ds.meta.require_complete,
         outcome: outcome.map(|o| {
             match o {
                 PutOutcome::Created => "created",
@@ -121,9 +134,21 @@ impl<S: Send + Sync> FromRequestParts<S> for DatasetName {
     }
 }
 
+/// `PUT /v1/datasets/{name}` query parameters.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PutParams {
+    /// Strict mode for every request against the dataset: each image must have exactly one
+    /// result (else `incomplete_results`). Default false.
+    pub require_complete: Option<bool>,
+}
+
 /// Register (or replace) a dataset of references.
 ///
 /// Body: a COCO captions annotation file, or `{"references": {"<image_id>": ["...", ...]}}`.
+/// The label fields of a COCO file's `images[]` (string, integer or boolean values, at most 64
+/// distinct ones, e.g. nocaps' `domain`) are kept for `split_by`.
 /// The references are tokenized once and the CIDEr document-frequency table and reference
 /// vectors are kept in memory; the dataset is written atomically to the data directory.
 /// Re-registering identical content is a no-op (`outcome: unchanged`).
@@ -131,7 +156,7 @@ impl<S: Send + Sync> FromRequestParts<S> for DatasetName {
     put,
     path = "/v1/datasets/{name}",
     tag = "datasets",
-    params(("name" = String, Path, description = "Dataset name, `[A-Za-z0-9._-]{1,64}`")),
+    params(("name" = String, Path, description = "Dataset name, `[A-Za-z0-9._-]{1,64}`"), PutParams),
     request_body(content = Object, description = "COCO captions annotation file or {\"references\": {...}}"),
     security((), ("bearer" = [])),
     responses(
@@ -147,9 +172,16 @@ pub async fn put_dataset(
     State(s): State<AppState>,
     _role: AdminRole,
     DatasetName(name): DatasetName,
+    params: Result<Query<PutParams>, QueryRejection>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = body?;
+    let Query(params) = params.map_err(|e| {
+        ApiError::from(input::InputError::new(
+            ErrorCode::InvalidFormat,
+            format!("query: {}", e.body_text()),
+        ))
+    })?;
     let app = s.0.clone();
     let fate = Fate::default();
     let gate = fate.clone();
@@ -158,6 +190,10 @@ pub async fn put_dataset(
             .run_with(fate, move || -> Result<_, ApiError> {
                 let v: Value = parse_body(&body, "dataset body")?;
                 let refs = input::parse_references(&v)?;
+                let meta = dataset::DatasetMeta {
+                    labels: input::ImageFields::labels_of(&v),
+                    require_complete: params.require_complete.unwrap_or(false),
+                };
                 // The limits of inline references apply here too.
                 let max = app.limits.max_references;
                 for (id, caps) in &refs.images {
@@ -174,7 +210,7 @@ pub async fn put_dataset(
                 // Registered only if the request is still waiting for the answer.
                 Ok(app
                     .datasets
-                    .put_unless_abandoned(&name, refs, now_unix(), &|| gate.commit())?)
+                    .put_unless_abandoned(&name, refs, meta, now_unix(), &|| gate.commit())?)
             })
             .await??;
     telemetry::datasets_loaded(s.0.datasets.len());

@@ -1,4 +1,5 @@
-//! The HTTP routes, one file per area: [`score`] (`POST /v1/score`), [`datasets`]
+//! The HTTP routes, one file per area: [`score`] (`POST /v1/score`), [`compare`]
+//! (`POST /v1/compare`), [`datasets`]
 //! (`/v1/datasets`), [`ops`] (health, readiness, Prometheus). Every handler carries a
 //! `utoipa::path` annotation listing its error responses; the router is built from these
 //! annotations (utoipa-axum), so the served routes and `openapi.json` cannot diverge. The
@@ -9,6 +10,7 @@
 //!
 //! Must not: compute metrics or assemble batches (the engine does); read resources.
 
+pub mod compare;
 pub mod datasets;
 pub mod ops;
 pub mod score;

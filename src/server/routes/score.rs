@@ -17,12 +17,13 @@ use super::{caption_of, check_caption, json_response, limit, parse_body};
 use crate::engine::bootstrap::BootstrapSpec;
 use crate::engine::report::ImageIdSchema;
 use crate::engine::{self, DfChoice, Metric, Options, ReferenceSource, Report};
-use crate::input::{self, Candidate, ErrorCode, ImageId, InputError, Item, References};
+use crate::input::{self, Candidate, ErrorCode, ImageId, ImageKey, InputError, Item, References};
 use crate::server::auth::ScoreRole;
 use crate::server::error::responses as R;
 use crate::server::error::{ApiError, Problem};
 use crate::server::state::{App, AppState};
 use crate::server::telemetry;
+use rustc_hash::FxHashMap;
 
 /// Where CIDEr's document frequencies come from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
@@ -63,6 +64,21 @@ pub struct ItemIn {
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>)]
     pub references: Option<Value>,
+    /// The image's split (a split table: each split is also scored as its own corpus, output
+    /// `splits`). Given on one item, it must be given on every item.
+    #[serde(default)]
+    pub split: Option<String>,
+}
+
+/// The response shape.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ResponseFormat {
+    /// capscore's report.
+    #[default]
+    Json,
+    /// EvalAI's result shape: `{"result": [{"<split>": {"<metric>": value}}, ..., {"entire": {...}}]}`.
+    Evalai,
 }
 
 /// One COCO result (`results` format).
@@ -74,6 +90,16 @@ pub struct ResultIn {
     pub image_id: Value,
     /// The candidate caption.
     pub caption: String,
+}
+
+/// The response: the report, or (`"format": "evalai"`) EvalAI's result shape.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum ScoreOutput {
+    /// capscore's report (`"format": "json"`, the default).
+    Report(Report),
+    /// EvalAI's result shape (`"format": "evalai"`).
+    EvalAi(engine::leaderboard::EvalAi),
 }
 
 /// `POST /v1/score` body.
@@ -104,6 +130,21 @@ pub struct ScoreRequest {
     /// `samples x images` at most 50,000,000.
     #[serde(default)]
     pub bootstrap: Option<BootstrapSpec>,
+    /// Split table by a label field of the `dataset` (from its file's `images[]`, e.g. nocaps'
+    /// `domain`; `GET /v1/datasets/{name}` lists them): each split's images are also scored
+    /// as their own corpus (output `splits`), as running pycocoevalcap on them alone would.
+    /// Items may give their split instead (`items[].split`).
+    #[serde(default)]
+    pub split_by: Option<String>,
+    /// Strict mode: every image of the `dataset` must have exactly one result (else
+    /// `incomplete_results` with the counts and the first ids missing). A dataset registered
+    /// with `require_complete=true` is always strict. Without it, missing images give a
+    /// `partial_results` warning.
+    #[serde(default)]
+    pub require_complete: Option<bool>,
+    /// Response shape: `json` (the report, default) or `evalai` (EvalAI's result shape).
+    #[serde(default)]
+    pub format: Option<ResponseFormat>,
     /// With `spice`: list each image's candidate tuples and merged reference tuples with their
     /// match flags (`spice.per_image[].candidate_tuples` / `reference_tuples`). Default false;
     /// no other output changes.
@@ -112,13 +153,15 @@ pub struct ScoreRequest {
 }
 
 /// Most image draws (`samples x images`) one request's bootstrap may cost (about 1 s of CPU).
-const MAX_BOOTSTRAP_WORK: u64 = 50_000_000;
+pub(crate) const MAX_BOOTSTRAP_WORK: u64 = 50_000_000;
 
 /// What a request asks for, as a job for the engine.
 struct Job {
     candidates: Vec<Candidate>,
     /// Inline references (from `items`), when the request carries them.
     inline: Option<References>,
+    /// Split labels given by the items (`items[].split`).
+    labels: Option<FxHashMap<ImageKey, String>>,
 }
 
 /// Reads `items` (with or without references) or `results`, checking the limits.
@@ -149,6 +192,7 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
             Ok(Job {
                 candidates,
                 inline: None,
+                labels: None,
             })
         }
         (Some(items), None) => {
@@ -160,6 +204,11 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
                 ));
             }
             let inline_refs = !with_dataset || with_refs != 0;
+            let with_split = items.iter().filter(|i| i.split.is_some()).count();
+            if with_split != 0 && with_split != items.len() {
+                return Err(bad("either every item gives its \"split\" or none does"));
+            }
+            let mut labels = (with_split != 0).then(FxHashMap::default);
             let mut candidates = Vec::with_capacity(items.len());
             let mut inline = Vec::with_capacity(if inline_refs { items.len() } else { 0 });
             for (i, it) in items.into_iter().enumerate() {
@@ -170,6 +219,9 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
                     ))
                 })?;
                 let at = || format!("items[{i}] (image_id {image_id})");
+                if let (Some(l), Some(split)) = (labels.as_mut(), it.split) {
+                    l.insert(image_id.key.clone(), split);
+                }
                 let caption = caption_of(&it.candidate, &at)?;
                 check_caption(app, &caption, &at)?;
                 let references = match it.references {
@@ -215,11 +267,13 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
                 Ok(Job {
                     candidates,
                     inline: Some(refs),
+                    labels,
                 })
             } else {
                 Ok(Job {
                     candidates,
                     inline: None,
+                    labels,
                 })
             }
         }
@@ -254,7 +308,42 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
     }
     let explain = req.explain.unwrap_or(false);
     let bootstrap = req.bootstrap;
-    let job = job_of(app, req, ds.is_some())?;
+    let format = req.format.unwrap_or_default();
+    let strict = req.require_complete.unwrap_or(false)
+        || ds.as_ref().is_some_and(|d| d.meta.require_complete);
+    let split_by = req.split_by.clone();
+    let mut job = job_of(app, req, ds.is_some())?;
+    let labels: Option<(String, FxHashMap<ImageKey, String>)> = match (split_by, job.labels.take())
+    {
+        (Some(_), Some(_)) => {
+            return Err(InputError::new(
+                ErrorCode::InvalidFormat,
+                "give either \"split_by\" or \"items[].split\", not both",
+            )
+            .into())
+        }
+        (None, Some(l)) => Some(("request".to_owned(), l)),
+        (Some(field), None) => {
+            let d = ds.as_ref().ok_or_else(|| {
+                ApiError::from(InputError::new(
+                    ErrorCode::InvalidFormat,
+                    "\"split_by\" needs a \"dataset\" (or give \"items[].split\")",
+                ))
+            })?;
+            let l = d.meta.labels.get(&field).ok_or_else(|| {
+                ApiError::from(InputError::new(
+                    ErrorCode::InvalidFormat,
+                    format!(
+                        "dataset {:?} has no label field {field:?} to split by (its label fields: {:?})",
+                        d.name,
+                        d.meta.labels.names()
+                    ),
+                ))
+            })?;
+            Some((field, l.clone()))
+        }
+        (None, None) => None,
+    };
     if let Some(b) = &bootstrap {
         b.check()
             .map_err(|m| ApiError::from(InputError::new(ErrorCode::InvalidFormat, m)))?;
@@ -279,20 +368,36 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         meteor: app.resources.meteor(),
         spice: app.resources.spice(),
         explain,
+        require_complete: strict,
         ..Options::new(&metrics)
     };
+    let run = |cands: Vec<Candidate>, source: &dyn ReferenceSource| match &labels {
+        Some((field, labels)) => engine::leaderboard::score_splits(
+            cands,
+            source,
+            &opts,
+            &engine::leaderboard::SplitBy { field, labels },
+        ),
+        None => engine::score(cands, source, &opts),
+    };
     let report = match (job.inline, &ds) {
-        // The request's captions move into the batch (not copied).
-        (Some(refs), _) => {
-            engine::score(job.candidates, &engine::OwnedReferences::new(refs), &opts)?
+        // The request's captions move into the batch (not copied) unless splits need them
+        // again.
+        (Some(refs), _) if labels.is_none() => {
+            run(job.candidates, &engine::OwnedReferences::new(refs))?
         }
-        (None, Some(d)) => engine::score(job.candidates, &**d, &opts)?,
+        (Some(refs), _) => run(job.candidates, &refs)?,
+        (None, Some(d)) => run(job.candidates, &**d)?,
         (None, None) => return Err(ApiError::internal("a job without references")),
     };
     telemetry::report_scored(&metrics, &report);
     // The report's own `Serialize` (the same bytes as through `to_json`, key order preserved),
     // without building a JSON tree first.
-    serde_json::to_vec(&report).map_err(ApiError::internal)
+    let out = match format {
+        ResponseFormat::Json => ScoreOutput::Report(report),
+        ResponseFormat::Evalai => ScoreOutput::EvalAi(engine::leaderboard::evalai(&report)),
+    };
+    serde_json::to_vec(&out).map_err(ApiError::internal)
 }
 
 /// Score candidate captions.
@@ -303,9 +408,9 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
     request_body = ScoreRequest,
     security((), ("bearer" = [])),
     responses(
-        (status = 200, description = "Scores (same numbers as the CLI)", body = Report),
+        (status = 200, description = "Scores (same numbers as the CLI): the report, or EvalAI's result shape with `\"format\": \"evalai\"`", body = ScoreOutput),
         R::InvalidJson, R::Unauthorized, R::UnknownDataset, R::TooLarge,
-        (status = 422, description = "Bad input: `invalid_format`, `invalid_image_id`, `invalid_caption`, `unknown_metric`, `unknown_image_id`, `duplicate_image_id`, `missing_references`, `empty_results`, `no_reference_ngrams`, `limit_exceeded`, `invalid_dataset_name`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Bad input: `invalid_format`, `invalid_image_id`, `invalid_caption`, `unknown_metric`, `unknown_image_id`, `duplicate_image_id`, `missing_references`, `empty_results`, `no_reference_ngrams`, `limit_exceeded`, `invalid_dataset_name`, `incomplete_results`, `missing_split`", body = Problem, content_type = "application/problem+json"),
         R::Internal,
         (status = 503, description = "Overloaded (`overloaded`, with Retry-After) or a metric's resources are not loaded (`resources_not_loaded`, names the metric)", body = Problem, content_type = "application/problem+json"),
         (status = 504, description = "Computation timed out (`timeout`)", body = Problem, content_type = "application/problem+json"),

@@ -1,0 +1,174 @@
+//! `POST /v1/compare`: two result sets on the same images, scored against inline references
+//! or a registered dataset, compared by [`engine::compare::compare`] on the compute pool.
+//!
+//! Must not: tokenize, assemble or score (the engine does).
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::score::MAX_BOOTSTRAP_WORK;
+use super::{check_caption, json_response, limit, parse_body};
+use crate::engine::compare::{CompareReport, CompareSpec};
+use crate::engine::{self, Metric, Options};
+use crate::input::{self, Candidate, ErrorCode, InputError};
+use crate::server::auth::ScoreRole;
+use crate::server::error::responses as R;
+use crate::server::error::{ApiError, Problem};
+use crate::server::state::{App, AppState};
+
+/// `POST /v1/compare` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompareRequest {
+    /// Metrics (as for `/v1/score`; default: bleu, meteor, rouge_l, cider_d less any metric
+    /// whose resources are not loaded).
+    #[serde(default)]
+    pub metrics: Option<Vec<Metric>>,
+    /// A registered dataset holding the references (or give `references`).
+    #[serde(default)]
+    pub dataset: Option<String>,
+    /// Inline references: a COCO captions annotation object or `{"<image_id>": ["ref", ...]}`.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub references: Option<Value>,
+    /// System A (the baseline): COCO results `[{"image_id", "caption"}]` or
+    /// `{"<image_id>": "caption"}`.
+    #[schema(value_type = Object)]
+    pub a: Value,
+    /// System B, on the same images.
+    #[schema(value_type = Object)]
+    pub b: Value,
+    /// Paired bootstrap resamples (default 1,000; `samples x images` at most 50,000,000).
+    #[serde(default)]
+    pub samples: Option<u32>,
+    /// Approximate-randomization trials (default 1,000; `trials x images` at most 50,000,000).
+    #[serde(default)]
+    pub trials: Option<u32>,
+    /// Seed of both tests (default 0).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Confidence level of the interval (default 0.95).
+    #[serde(default)]
+    pub level: Option<f64>,
+}
+
+fn bad(m: impl Into<String>) -> ApiError {
+    InputError::new(ErrorCode::InvalidFormat, m).into()
+}
+
+/// One system's results, checked against the limits.
+fn results(app: &App, v: &Value, side: &str) -> Result<Vec<Candidate>, ApiError> {
+    let cands = input::parse_candidates(v)
+        .map_err(|e| ApiError::from(InputError::new(e.code, format!("{side}: {}", e.message))))?;
+    if cands.len() > app.limits.max_items {
+        return Err(limit(format!(
+            "{side}: {} results; at most {} per request (--max-items)",
+            cands.len(),
+            app.limits.max_items
+        )));
+    }
+    for (i, c) in cands.iter().enumerate() {
+        check_caption(app, &c.caption, &|| format!("{side}[{i}]"))?;
+    }
+    Ok(cands)
+}
+
+fn compare_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+    let req: CompareRequest = parse_body(body, "request body")?;
+    let metrics = match &req.metrics {
+        Some(list) => Metric::normalize(list.iter().copied().map(Ok))?,
+        None => app.resources.default_metrics(),
+    };
+    app.resources.check(&metrics)?;
+    let defaults = CompareSpec::default();
+    let spec = CompareSpec {
+        samples: req.samples.unwrap_or(defaults.samples),
+        trials: req.trials.unwrap_or(defaults.trials),
+        seed: req.seed.unwrap_or(defaults.seed),
+        level: req.level.unwrap_or(defaults.level),
+    };
+    spec.check().map_err(bad)?;
+    let (a, b) = (results(app, &req.a, "a")?, results(app, &req.b, "b")?);
+    let n = a.len().max(b.len()) as u64;
+    let work = u64::from(spec.samples.max(spec.trials)) * n;
+    if work > MAX_BOOTSTRAP_WORK {
+        return Err(limit(format!(
+            "{} samples / {} trials x {n} images = {work} image draws; at most {MAX_BOOTSTRAP_WORK} per request",
+            spec.samples, spec.trials
+        )));
+    }
+    let opts = Options {
+        meteor: app.resources.meteor(),
+        spice: app.resources.spice(),
+        ..Options::new(&metrics)
+    };
+    let report: CompareReport = match (&req.dataset, &req.references) {
+        (Some(_), Some(_)) => {
+            return Err(bad("give either \"dataset\" or \"references\", not both"))
+        }
+        (None, None) => return Err(bad("missing \"references\" (or a \"dataset\")")),
+        (Some(name), None) => {
+            let d = app.datasets.named(name)?;
+            engine::compare::compare(a, b, &*d, &opts, &spec)?
+        }
+        (None, Some(v)) => {
+            let refs = input::parse_references(v).map_err(|e| {
+                ApiError::from(InputError::new(
+                    e.code,
+                    format!("references: {}", e.message),
+                ))
+            })?;
+            for (id, caps) in &refs.images {
+                if caps.len() > app.limits.max_references {
+                    return Err(limit(format!(
+                        "references of image_id {id}: {} references; at most {} per image (--max-references)",
+                        caps.len(),
+                        app.limits.max_references
+                    )));
+                }
+                for (j, c) in caps.iter().enumerate() {
+                    check_caption(app, c, &|| format!("references of image_id {id}, #{j}"))?;
+                }
+            }
+            engine::compare::compare(a, b, &refs, &opts, &spec)?
+        }
+    };
+    serde_json::to_vec(&report).map_err(ApiError::internal)
+}
+
+/// Compare two systems' captions on the same images: per metric B - A, its paired bootstrap
+/// interval and p-value, and an approximate-randomization p-value.
+#[utoipa::path(
+    post,
+    path = "/v1/compare",
+    tag = "scoring",
+    request_body = CompareRequest,
+    security((), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The comparison", body = CompareReport),
+        R::InvalidJson, R::Unauthorized, R::UnknownDataset, R::TooLarge,
+        (status = 422, description = "Bad input: `invalid_format`, `image_sets_differ`, `unknown_image_id`, `duplicate_image_id`, `invalid_caption`, `unknown_metric`, `limit_exceeded`, ...", body = Problem, content_type = "application/problem+json"),
+        R::Internal,
+        (status = 503, description = "Overloaded (`overloaded`) or a metric's resources are not loaded (`resources_not_loaded`)", body = Problem, content_type = "application/problem+json"),
+        (status = 504, description = "Computation timed out (`timeout`)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn compare(
+    State(s): State<AppState>,
+    _role: ScoreRole,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = body?;
+    let app = s.0.clone();
+    let bytes =
+        s.0.compute
+            .run(move || compare_blocking(&app, &body))
+            .await??;
+    Ok(json_response(StatusCode::OK, bytes))
+}
