@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::corpus::{GramCounter, Grams, Ngram, OwnedGrams, MAX_ORDER};
+use crate::corpus::{GramIndex, Grams, Matches, Ngram, OwnedGrams, MAX_ORDER};
 use crate::metrics::bleu::BleuStats;
 use crate::metrics::cider::{self, SentenceVec, Variant};
 use crate::text::split_py_whitespace;
@@ -42,22 +42,22 @@ impl Words {
         split_py_whitespace(s).map(|w| self.intern(w)).collect()
     }
 
-    /// Ids of a candidate's words: unknown words get ids past the vocabulary, equal words the
-    /// same id (they match no reference n-gram, but count in the candidate's own vector).
-    fn lookup<'a>(&self, words: impl Iterator<Item = &'a str>) -> Vec<u32> {
+    /// Ids of a candidate's words, into `out`: unknown words get ids past the vocabulary,
+    /// equal words the same id (they match no reference n-gram, but count in the candidate's
+    /// own vector).
+    fn lookup<'a>(&self, words: impl Iterator<Item = &'a str>, out: &mut Vec<u32>) {
         let mut unknown: Vec<&str> = Vec::new();
-        words
-            .map(|w| match self.0.get(w) {
-                Some(&id) => id,
-                None => {
-                    let k = unknown.iter().position(|u| *u == w).unwrap_or_else(|| {
-                        unknown.push(w);
-                        unknown.len() - 1
-                    });
-                    (self.0.len() + k) as u32
-                }
-            })
-            .collect()
+        out.clear();
+        out.extend(words.map(|w| match self.0.get(w) {
+            Some(&id) => id,
+            None => {
+                let k = unknown.iter().position(|u| *u == w).unwrap_or_else(|| {
+                    unknown.push(w);
+                    unknown.len() - 1
+                });
+                (self.0.len() + k) as u32
+            }
+        }));
     }
 }
 
@@ -156,13 +156,95 @@ impl DfCounts {
     }
 }
 
-/// One image's prepared references: their n-grams (ids from a per-image counter) and tf-idf
-/// vectors.
+/// One image's prepared references: an id for each of their distinct n-grams (`0..idf.len()`)
+/// with its CIDEr weight, and per reference its n-gram counts and tf-idf vectors.
 #[derive(Debug, Clone)]
 struct Image {
-    counter: GramCounter,
+    ids: FxHashMap<Ngram, u32>,
+    idf: Vec<f64>,
     grams: Vec<OwnedGrams>,
     vecs: Vec<SentenceVec>,
+}
+
+impl Image {
+    fn new(table: &DfCounts, refs: &[Vec<u32>]) -> Image {
+        let mut ids: FxHashMap<Ngram, u32> = FxHashMap::default();
+        let mut idf: Vec<f64> = Vec::new();
+        let grams: Vec<OwnedGrams> = refs
+            .iter()
+            .map(|r| {
+                let mut g = OwnedGrams::empty();
+                g.refill(r, |ngram| {
+                    let next = idf.len() as u32;
+                    let id = *ids.entry(*ngram).or_insert(next);
+                    if id == next {
+                        idf.push(table.idf(ngram));
+                    }
+                    (id, idf[id as usize])
+                });
+                g
+            })
+            .collect();
+        let vecs = grams.iter().map(|g| SentenceVec::new(&g.view())).collect();
+        Image {
+            ids,
+            idf,
+            grams,
+            vecs,
+        }
+    }
+}
+
+/// Reusable storage for scoring candidates (one per worker).
+struct Scratch {
+    words: Vec<u32>,
+    text: String,
+    cand: OwnedGrams,
+    /// The candidate's n-grams that no reference of its image has, with their weights; a
+    /// table once there are many.
+    novel: Vec<(Ngram, f64)>,
+    novel_ids: FxHashMap<Ngram, u32>,
+    vec: SentenceVec,
+    index: GramIndex,
+    matches: Matches,
+    wr: Vec<f64>,
+    max_ref: Vec<u32>,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            words: Vec::new(),
+            text: String::new(),
+            cand: OwnedGrams::empty(),
+            novel: Vec::new(),
+            novel_ids: FxHashMap::default(),
+            vec: SentenceVec::default(),
+            index: GramIndex::default(),
+            matches: Matches::default(),
+            wr: Vec::new(),
+            max_ref: Vec::new(),
+        }
+    }
+}
+
+/// Below this many candidates (or images to prepare) the work stays on the calling thread:
+/// an SCST step's few hundred candidates take well under a millisecond, less than handing
+/// them to the pool's threads and waking them up costs on a busy machine.
+const PARALLEL_MIN: usize = 1024;
+
+/// `f(i, scratch)` for `i` in `0..n`, in order: serially below [`PARALLEL_MIN`], otherwise on
+/// the current rayon pool with one scratch per worker.
+fn run<T: Send>(n: usize, f: impl Fn(usize, &mut Scratch) -> T + Sync + Send) -> Vec<T> {
+    if n < PARALLEL_MIN {
+        let mut s = Scratch::new();
+        return (0..n).map(|i| f(i, &mut s)).collect();
+    }
+    (0..n)
+        .into_par_iter()
+        .with_min_len(64)
+        .map_init(Scratch::new, |s, i| f(i, s))
+        .collect()
 }
 
 /// The scorer: a table and the prepared references of the images being trained on.
@@ -210,22 +292,11 @@ impl RewardScorer {
             })
             .collect();
         let table = &self.table;
-        self.images = ids
-            .par_iter()
-            .map(|refs| {
-                let mut counter = GramCounter::new();
-                let grams: Vec<OwnedGrams> = refs
-                    .iter()
-                    .map(|r| counter.count_weighted(r, |g| table.idf(g)))
-                    .collect();
-                let vecs = grams.iter().map(|g| SentenceVec::new(&g.view())).collect();
-                Image {
-                    counter,
-                    grams,
-                    vecs,
-                }
-            })
-            .collect();
+        self.images = if ids.len() < PARALLEL_MIN / 4 {
+            ids.iter().map(|refs| Image::new(table, refs)).collect()
+        } else {
+            ids.par_iter().map(|refs| Image::new(table, refs)).collect()
+        };
         Ok(())
     }
 
@@ -255,21 +326,55 @@ impl RewardScorer {
         Ok(())
     }
 
-    fn one(&self, words: &[u32], image: usize, bleu4: bool) -> Reward {
+    /// The rewards of the candidate whose word ids are `s.words`, against image `image`.
+    fn one(&self, image: usize, bleu4: bool, s: &mut Scratch) -> Reward {
         let img = &self.images[image];
-        let mut counter = img.counter.clone();
-        let cand = counter.count_weighted(words, |g| self.table.idf(g));
-        let cv = SentenceVec::new(&cand.view());
-        let cider_d = cider::image_score(Variant::CiderD, &cv, &img.vecs);
+        let base = img.idf.len() as u32;
+        let table = &self.table;
+        let (novel, novel_ids) = (&mut s.novel, &mut s.novel_ids);
+        novel.clear();
+        novel_ids.clear();
+        s.cand.refill(&s.words, |g| {
+            if let Some(&id) = img.ids.get(g) {
+                return (id, img.idf[id as usize]);
+            }
+            let known = if novel.len() > 32 {
+                novel_ids.get(g).map(|&k| k as usize)
+            } else {
+                novel.iter().position(|(h, _)| h == g)
+            };
+            if let Some(k) = known {
+                return (base + k as u32, novel[k].1);
+            }
+            let w = table.idf(g);
+            novel.push((*g, w));
+            let k = novel.len() - 1;
+            if novel.len() > 32 {
+                if novel_ids.is_empty() {
+                    novel_ids.extend(novel.iter().enumerate().map(|(k, (h, _))| (*h, k as u32)));
+                } else {
+                    novel_ids.insert(*g, k as u32);
+                }
+            }
+            (base + k as u32, w)
+        });
+        let cand = s.cand.view();
+        s.vec.fill(&cand);
+        s.index.rebuild(cand.all().ids);
+        s.matches
+            .build(&s.index, img.grams.iter().map(|r| r.view().all().ids));
+        let cider_d =
+            cider::image_score_matched(Variant::CiderD, &s.vec, &img.vecs, &s.matches, &mut s.wr);
         let bleu4 = bleu4.then(|| {
             let refs: Vec<Grams<'_>> = img.grams.iter().map(OwnedGrams::view).collect();
-            BleuStats::of_image(&cand.view(), &refs).scores()[3]
+            BleuStats::of_image_matched(&cand, &refs, &s.matches, &mut s.max_ref).scores()[3]
         });
         Reward { cider_d, bleu4 }
     }
 
     /// Rewards of tokenized candidate texts; candidate `i` belongs to image `image_index[i]`.
-    /// In parallel on the current rayon pool; the result is in candidate order.
+    /// On the current rayon pool (serially for a small batch); the result is in candidate
+    /// order.
     pub fn score(
         &self,
         candidates: &[String],
@@ -277,14 +382,12 @@ impl RewardScorer {
         bleu4: bool,
     ) -> Result<Vec<Reward>, RewardError> {
         self.check(image_index, candidates.len())?;
-        Ok(candidates
-            .par_iter()
-            .zip(image_index)
-            .map(|(c, &k)| {
-                let words = self.table.words.lookup(split_py_whitespace(c));
-                self.one(&words, k, bleu4)
-            })
-            .collect())
+        Ok(run(candidates.len(), |i, s| {
+            self.table
+                .words
+                .lookup(split_py_whitespace(&candidates[i]), &mut s.words);
+            self.one(image_index[i], bleu4, s)
+        }))
     }
 
     /// Rewards of token-id rows (`rows` x `width`, row-major). A row ends at its first
@@ -304,25 +407,29 @@ impl RewardScorer {
             return Err(RewardError("the id array is not rectangular".into()));
         }
         self.check(image_index, rows)?;
-        Ok((0..rows)
-            .into_par_iter()
-            .map(|i| {
-                let row = &ids[i * width..(i + 1) * width];
-                let end = row
-                    .iter()
-                    .position(|&t| t == eos_id)
-                    .map_or(row.len(), |p| p + 1);
-                let text: Vec<String> = row[..end].iter().map(i64::to_string).collect();
-                let words = self.table.words.lookup(text.iter().map(String::as_str));
-                self.one(&words, image_index[i], bleu4)
-            })
-            .collect())
+        Ok(run(rows, |i, s| {
+            use std::fmt::Write;
+            let row = &ids[i * width..(i + 1) * width];
+            let end = row
+                .iter()
+                .position(|&t| t == eos_id)
+                .map_or(row.len(), |p| p + 1);
+            s.text.clear();
+            for t in &row[..end] {
+                let _ = write!(s.text, "{t} ");
+            }
+            self.table
+                .words
+                .lookup(s.text.split_ascii_whitespace(), &mut s.words);
+            self.one(image_index[i], bleu4, s)
+        }))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::corpus::GramCounter;
 
     fn refs(v: &[&[&str]]) -> Vec<Vec<String>> {
         v.iter()
@@ -353,6 +460,68 @@ mod tests {
             .unwrap();
         assert_eq!(text, ids);
         assert!(text[0].cider_d > 0.0 && text[0].bleu4.is_some());
+    }
+
+    /// The straightforward computation: the references' n-grams and the candidate's counted
+    /// by one `GramCounter`, every weight looked up in the table.
+    fn plain_reward(table: &DfCounts, refs: &[String], cand: &str) -> (f64, f64) {
+        let mut words = table.words.clone();
+        let r: Vec<Vec<u32>> = refs.iter().map(|r| words.intern_sentence(r)).collect();
+        let mut counter = GramCounter::new();
+        let rg: Vec<OwnedGrams> = r
+            .iter()
+            .map(|r| counter.count_weighted(r, |g| table.idf(g)))
+            .collect();
+        let rv: Vec<SentenceVec> = rg.iter().map(|g| SentenceVec::new(&g.view())).collect();
+        let mut ids = Vec::new();
+        words.lookup(split_py_whitespace(cand), &mut ids);
+        let cg = counter.count_weighted(&ids, |g| table.idf(g));
+        let cider = cider::image_score(Variant::CiderD, &SentenceVec::new(&cg.view()), &rv);
+        let views: Vec<Grams<'_>> = rg.iter().map(OwnedGrams::view).collect();
+        (cider, BleuStats::of_image(&cg.view(), &views).scores()[3])
+    }
+
+    #[test]
+    fn rewards_equal_the_plain_computation_serially_and_in_parallel() {
+        let mut seed = 7u64;
+        let mut next = move |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let mut sentence = |len: u64, vocab: u64| -> String {
+            (0..len)
+                .map(|_| format!("w{}", next(vocab)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        // The table from other images than the scored ones (so some reference n-grams are
+        // missing from it), over a smaller vocabulary (so some words are unknown to it).
+        let table_images: Vec<Vec<String>> = (0..30)
+            .map(|_| (0..5).map(|_| sentence(9, 12)).collect())
+            .collect();
+        let images: Vec<Vec<String>> = (0..40)
+            .map(|_| (0..5).map(|_| sentence(10, 16)).collect())
+            .collect();
+        let mut scorer = RewardScorer::new(DfCounts::from_references(&table_images).unwrap());
+        scorer.set_references(&images).unwrap();
+        for n in [300usize, PARALLEL_MIN + 200] {
+            let cands: Vec<String> = (0..n)
+                .map(|i| match i % 5 {
+                    0 => sentence(70, 400), // many n-grams no reference has
+                    1 => String::new(),
+                    _ => sentence(3 + (i % 11) as u64, 18),
+                })
+                .collect();
+            let index: Vec<usize> = (0..n).map(|i| (i * 7) % images.len()).collect();
+            let got = scorer.score(&cands, &index, true).unwrap();
+            for (i, r) in got.iter().enumerate() {
+                let (c, b) = plain_reward(scorer.table(), &images[index[i]], &cands[i]);
+                assert_eq!(r.cider_d.to_bits(), c.to_bits(), "cider {i}");
+                assert_eq!(r.bleu4.unwrap().to_bits(), b.to_bits(), "bleu {i}");
+            }
+        }
     }
 
     #[test]
