@@ -506,7 +506,7 @@ fn is_ascii_py_whitespace(b: u8) -> bool {
 /// the word's first 8 bytes (see [`word_prefix`]), and returns
 /// [`space_split_is_word_split`]`(s)`.
 #[inline]
-pub(crate) fn split_words<'a>(s: &'a str, mut f: impl FnMut(&'a str, u64)) -> bool {
+fn split_words<'a>(s: &'a str, mut f: impl FnMut(&'a str, u64)) -> bool {
     if !s.is_ascii() {
         crate::text::split_py_whitespace(s).for_each(|w| f(w, word_prefix(w.as_bytes())));
         return space_split_is_word_split(s);

@@ -16,7 +16,7 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::corpus::{split_words, Ngram, SentenceNgrams, MAX_ORDER};
+use crate::corpus::{Ngram, SentenceNgrams, MAX_ORDER};
 use crate::metrics::bleu::BleuStats;
 use crate::metrics::rouge;
 
@@ -122,7 +122,7 @@ impl<'a> CandidateWords<'a> {
     }
 
     /// The slot of `w`: where it is, or the empty slot where it would go.
-    #[inline]
+    #[inline(always)]
     fn probe(&self, w: &str, prefix: u64) -> usize {
         let len = w.len() as u32;
         let mask = self.slots.len() - 1;
@@ -177,23 +177,105 @@ impl<'a> CandidateWords<'a> {
     }
 }
 
+const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `x` (8 bytes) that is below 0x21 and ASCII: exact per byte
+/// (no carry crosses bytes).
+#[inline]
+fn bytes_below_0x21(x: u64) -> u64 {
+    !(((x & LOW7) + 0x5f5f_5f5f_5f5f_5f5f) | x) & HIGH
+}
+
+/// The high bit of each byte of `x` that is U+0020.
+#[inline]
+fn space_bytes(x: u64) -> u64 {
+    let y = x ^ 0x2020_2020_2020_2020;
+    !(((y & LOW7) + LOW7) | y) & HIGH
+}
+
+/// The 8 bytes of `b` from `i` (little-endian), padded with `A` past the end.
+#[inline]
+fn load8(b: &[u8], i: usize) -> u64 {
+    match b.get(i..i + 8) {
+        Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
+        None => {
+            let mut buf = [b'A'; 8];
+            buf[..b.len() - i].copy_from_slice(&b[i..]);
+            u64::from_le_bytes(buf)
+        }
+    }
+}
+
+/// The first 8 bytes of `b[start..end]`, little-endian, zero-padded.
+#[inline]
+fn prefix_at(b: &[u8], start: usize, end: usize) -> u64 {
+    let len = end - start;
+    match b.get(start..start + 8) {
+        Some(w) => {
+            let x = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            if len >= 8 {
+                x
+            } else {
+                x & ((1u64 << (8 * len)) - 1)
+            }
+        }
+        None => {
+            let mut buf = [0u8; 8];
+            buf[..len].copy_from_slice(&b[start..end]);
+            u64::from_le_bytes(buf)
+        }
+    }
+}
+
+/// Calls `f` on each word of `s` split as Python's `str.split()` splits (spec COCO §3.4, as
+/// [`crate::text::split_py_whitespace`]), with the word's first 8 bytes (little-endian,
+/// zero-padded). ASCII text is scanned 8 bytes at a time.
+#[inline]
+fn split_words<'a>(s: &'a str, mut f: impl FnMut(&'a str, u64)) {
+    let b = s.as_bytes();
+    if !b.is_ascii() {
+        for w in crate::text::split_py_whitespace(s) {
+            f(w, prefix_at(w.as_bytes(), 0, w.len()));
+        }
+        return;
+    }
+    let mut start = 0;
+    for i in (0..b.len()).step_by(8) {
+        let mut m = bytes_below_0x21(load8(b, i));
+        while m != 0 {
+            let pos = i + (m.trailing_zeros() / 8) as usize;
+            m &= m - 1;
+            // Python's ASCII whitespace: \t \n \v \f \r, the separators 0x1C-0x1F, space.
+            if matches!(b[pos], b'\t'..=b'\r' | 0x1C..=b' ') {
+                if pos > start {
+                    f(&s[start..pos], prefix_at(b, start, pos));
+                }
+                start = pos + 1;
+            }
+        }
+    }
+    if start < b.len() {
+        f(&s[start..], prefix_at(b, start, b.len()));
+    }
+}
+
 /// Calls `f` on each word of `s` split on U+0020 only, keeping empty pieces (Python's
-/// `str.split(" ")`, as [`crate::text::split_space`]), with the word's first 8 bytes
-/// little-endian, zero-padded.
+/// `str.split(" ")`, as [`crate::text::split_space`]), with the word's first 8 bytes.
 #[inline]
 fn split_space_words<'a>(s: &'a str, mut f: impl FnMut(&'a str, u64)) {
     let b = s.as_bytes();
-    let (mut start, mut prefix) = (0usize, 0u64);
-    for (i, &c) in b.iter().enumerate() {
-        if c == b' ' {
-            f(&s[start..i], prefix);
-            start = i + 1;
-            prefix = 0;
-        } else if i - start < 8 {
-            prefix |= u64::from(c) << (8 * (i - start));
+    let mut start = 0;
+    for i in (0..b.len()).step_by(8) {
+        let mut m = space_bytes(load8(b, i));
+        while m != 0 {
+            let pos = i + (m.trailing_zeros() / 8) as usize;
+            m &= m - 1;
+            f(&s[start..pos], prefix_at(b, start, pos));
+            start = pos + 1;
         }
     }
-    f(&s[start..], prefix);
+    f(&s[start..], prefix_at(b, start, b.len()));
 }
 
 /// Reusable storage for [`bleu`].
@@ -495,6 +577,42 @@ mod tests {
                 rouge::score(caps.candidates[i], caps.references_of(i)),
                 "{i}"
             );
+        }
+    }
+
+    #[test]
+    fn splitters_split_as_python() {
+        let cases = [
+            "",
+            " ",
+            "a",
+            "a man  on\ta\x0bbike ",
+            " x",
+            "abcdefghijk b  c",
+            "a\x1cb\x01c",
+            "exactly8 bytes!! and more words here",
+            "caf\u{e9} \u{a0}x  y",
+            "1\u{a0}1/2 hot dogs ",
+        ];
+        for s in cases {
+            let mut got = Vec::new();
+            split_words(s, |w, p| got.push((w, p)));
+            let want: Vec<&str> = crate::text::split_py_whitespace(s).collect();
+            assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), want, "{s:?}");
+            let mut got_space = Vec::new();
+            split_space_words(s, |w, p| got_space.push((w, p)));
+            let want: Vec<&str> = crate::text::split_space(s).collect();
+            assert_eq!(
+                got_space.iter().map(|g| g.0).collect::<Vec<_>>(),
+                want,
+                "{s:?}"
+            );
+            for (w, p) in got.into_iter().chain(got_space) {
+                let mut buf = [0u8; 8];
+                let n = w.len().min(8);
+                buf[..n].copy_from_slice(&w.as_bytes()[..n]);
+                assert_eq!(p, u64::from_le_bytes(buf), "{w:?}");
+            }
         }
     }
 

@@ -61,11 +61,134 @@ impl Words {
     }
 }
 
-/// A fixed document-frequency table: n-gram counts and `ln(ref_len)`.
+/// The CIDEr weight `ln(ref_len) - ln(max(1, df))` of each n-gram of a table, computed once.
+/// When every word of the table has an id below 65535 (any caption vocabulary), an n-gram is
+/// packed into a `u64` (16 bits a word) in a flat open-addressing table, which the scorer
+/// reads ahead of use ([`IdfTable::touch`]: look-ups that miss the cache overlap); otherwise a
+/// hash map.
+#[derive(Debug, Clone)]
+enum IdfTable {
+    Packed {
+        /// Packed n-gram per slot; 0 marks an empty slot.
+        keys: Vec<u64>,
+        idf: Vec<f64>,
+        shift: u32,
+        len: usize,
+    },
+    Map(FxHashMap<Ngram, f64>),
+}
+
+impl IdfTable {
+    /// Word ids must be below this to be packed.
+    const WORD_LIMIT: usize = u16::MAX as usize;
+
+    fn new(words: usize, df: &FxHashMap<Ngram, f64>, ln_ref_len: f64) -> IdfTable {
+        let weight = |d: f64| ln_ref_len - d.max(1.0).ln();
+        if words >= Self::WORD_LIMIT {
+            return IdfTable::Map(df.iter().map(|(g, &d)| (*g, weight(d))).collect());
+        }
+        // At most 5/8 full.
+        let size = (df.len() * 8 / 5 + 1).next_power_of_two().max(16);
+        let mut t = IdfTable::Packed {
+            keys: vec![0; size],
+            idf: vec![0.0; size],
+            shift: 64 - size.trailing_zeros(),
+            len: df.len(),
+        };
+        if let IdfTable::Packed {
+            keys, idf, shift, ..
+        } = &mut t
+        {
+            for (g, &d) in df {
+                let key = Self::pack(g).expect("table words are below the limit");
+                let mut s = Self::slot(key, *shift);
+                while keys[s] != 0 {
+                    s = (s + 1) & (size - 1);
+                }
+                keys[s] = key;
+                idf[s] = weight(d);
+            }
+        }
+        t
+    }
+
+    /// The n-gram as 16-bit words + 1 (0 for the unused slots); `None` when a word id is past
+    /// the packed range (then it is no word of the table).
+    #[inline]
+    fn pack(g: &Ngram) -> Option<u64> {
+        let mut key = 0u64;
+        for (k, &w) in g.0.iter().enumerate() {
+            if w == Ngram::PAD {
+                break;
+            }
+            if w as usize >= Self::WORD_LIMIT {
+                return None;
+            }
+            key |= u64::from(w + 1) << (16 * k);
+        }
+        Some(key)
+    }
+
+    #[inline]
+    fn slot(key: u64, shift: u32) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            IdfTable::Packed { len, .. } => *len,
+            IdfTable::Map(m) => m.len(),
+        }
+    }
+
+    /// The weight of `g`, if it is in the table.
+    #[inline]
+    fn get(&self, g: &Ngram) -> Option<f64> {
+        match self {
+            IdfTable::Packed {
+                keys, idf, shift, ..
+            } => {
+                let key = Self::pack(g)?;
+                let mask = keys.len() - 1;
+                let mut s = Self::slot(key, *shift);
+                loop {
+                    match keys[s] {
+                        0 => return None,
+                        k if k == key => return Some(idf[s]),
+                        _ => s = (s + 1) & mask,
+                    }
+                }
+            }
+            IdfTable::Map(m) => m.get(g).copied(),
+        }
+    }
+
+    /// Reads the slots where the n-grams of `words` (orders 1..=4) would be, without
+    /// branching on them, so that the reads that miss the cache overlap and the look-ups
+    /// that follow find their lines loaded. Returns a value to keep the reads.
+    #[inline]
+    fn touch(&self, words: &[u32]) -> u64 {
+        let IdfTable::Packed { keys, shift, .. } = self else {
+            return 0;
+        };
+        let mut acc = 0u64;
+        for i in 0..words.len() {
+            let mut key = 0u64;
+            for (k, &w) in words[i..words.len().min(i + MAX_ORDER)].iter().enumerate() {
+                key |= u64::from(w.wrapping_add(1) & 0xffff) << (16 * k);
+                acc ^= keys[Self::slot(key, *shift)];
+            }
+        }
+        acc
+    }
+}
+
+/// A fixed document-frequency table: n-gram counts and `ln(ref_len)`, read through an
+/// [`IdfTable`] of the weights.
 #[derive(Debug, Clone)]
 pub struct DfCounts {
     words: Words,
-    df: FxHashMap<Ngram, f64>,
+    idf: IdfTable,
     ln_ref_len: f64,
 }
 
@@ -93,11 +216,7 @@ impl DfCounts {
                 *df.entry(*g).or_insert(0.0) += 1.0;
             }
         }
-        Ok(DfCounts {
-            words,
-            df,
-            ln_ref_len: (images.len() as f64).ln(),
-        })
+        Ok(DfCounts::new(words, df, (images.len() as f64).ln()))
     }
 
     /// A table given as counts (self-critical.pytorch's pickle: `document_frequency` maps
@@ -128,21 +247,26 @@ impl DfCounts {
             let ids: Vec<u32> = gram.iter().map(|w| words.intern(w)).collect();
             df.insert(Ngram::new(&ids), count);
         }
-        Ok(DfCounts {
+        Ok(DfCounts::new(words, df, ref_len.ln()))
+    }
+
+    fn new(words: Words, df: FxHashMap<Ngram, f64>, ln_ref_len: f64) -> DfCounts {
+        let idf = IdfTable::new(words.0.len(), &df, ln_ref_len);
+        DfCounts {
             words,
-            df,
-            ln_ref_len: ref_len.ln(),
-        })
+            idf,
+            ln_ref_len,
+        }
     }
 
     /// Number of n-grams in the table.
     pub fn len(&self) -> usize {
-        self.df.len()
+        self.idf.len()
     }
 
     /// True when the table has no n-gram.
     pub fn is_empty(&self) -> bool {
-        self.df.is_empty()
+        self.idf.len() == 0
     }
 
     /// `ln(ref_len)`.
@@ -150,9 +274,9 @@ impl DfCounts {
         self.ln_ref_len
     }
 
+    /// `ln(ref_len) - ln(max(1, df))`, df 0 for an n-gram not in the table.
     fn idf(&self, g: &Ngram) -> f64 {
-        let df = self.df.get(g).copied().unwrap_or(0.0);
-        self.ln_ref_len - df.max(1.0).ln()
+        self.idf.get(g).unwrap_or(self.ln_ref_len - 1f64.ln())
     }
 }
 
@@ -168,6 +292,7 @@ struct Image {
 
 impl Image {
     fn new(table: &DfCounts, refs: &[Vec<u32>]) -> Image {
+        std::hint::black_box(refs.iter().fold(0, |a, r| a ^ table.idf.touch(r)));
         let mut ids: FxHashMap<Ngram, u32> = FxHashMap::default();
         let mut idf: Vec<f64> = Vec::new();
         let grams: Vec<OwnedGrams> = refs
@@ -334,6 +459,7 @@ impl RewardScorer {
         let (novel, novel_ids) = (&mut s.novel, &mut s.novel_ids);
         novel.clear();
         novel_ids.clear();
+        std::hint::black_box(table.idf.touch(&s.words));
         s.cand.refill(&s.words, |g| {
             if let Some(&id) = img.ids.get(g) {
                 return (id, img.idf[id as usize]);
@@ -442,9 +568,14 @@ mod tests {
         let t = DfCounts::from_references(&refs(&[&["a b a", "a c"], &["b"]])).unwrap();
         let a = t.words.0["a"];
         let b = t.words.0["b"];
-        assert_eq!(t.df[&Ngram::new(&[a])], 1.0);
-        assert_eq!(t.df[&Ngram::new(&[b])], 2.0);
-        assert_eq!(t.ln_ref_len(), 2f64.ln());
+        let ln2 = 2f64.ln();
+        assert_eq!(t.idf(&Ngram::new(&[a])), ln2 - 1f64.ln());
+        assert_eq!(t.idf(&Ngram::new(&[b])), ln2 - 2f64.ln());
+        assert_eq!(t.idf(&Ngram::new(&[a, b, a])), ln2 - 1f64.ln());
+        assert_eq!(t.idf(&Ngram::new(&[b, a])), ln2 - 1f64.ln());
+        assert_eq!(t.idf(&Ngram::new(&[b, b])), ln2);
+        assert_eq!(t.len(), 7);
+        assert_eq!(t.ln_ref_len(), ln2);
     }
 
     #[test]
@@ -522,6 +653,36 @@ mod tests {
                 assert_eq!(r.bleu4.unwrap().to_bits(), b.to_bits(), "bleu {i}");
             }
         }
+    }
+
+    #[test]
+    fn packed_and_hashed_tables_give_the_same_weights() {
+        let mut df: FxHashMap<Ngram, f64> = FxHashMap::default();
+        for k in 0..5000u32 {
+            df.insert(
+                Ngram::new(&[k % 300, (k * 7) % 301, k % 5][..1 + (k % 3) as usize]),
+                f64::from(k % 9),
+            );
+        }
+        let ln = 42f64.ln();
+        let packed = IdfTable::new(400, &df, ln);
+        let hashed = IdfTable::new(IdfTable::WORD_LIMIT, &df, ln);
+        assert!(matches!(packed, IdfTable::Packed { .. }) && matches!(hashed, IdfTable::Map(_)));
+        for g in df.keys() {
+            assert_eq!(
+                packed.get(g).unwrap().to_bits(),
+                hashed.get(g).unwrap().to_bits()
+            );
+        }
+        for g in [
+            Ngram::new(&[999]),
+            Ngram::new(&[1, 2, 3, 4]),
+            Ngram::new(&[70_000]),
+        ] {
+            assert_eq!(packed.get(&g), None);
+            assert_eq!(hashed.get(&g), None);
+        }
+        assert_eq!(packed.len(), df.len());
     }
 
     #[test]
