@@ -80,12 +80,12 @@ fn resource_args(cache_dir: Option<String>, offline: bool) -> ResourceArgs {
     }
 }
 
+/// METEOR's and SPICE's loaded resources, each when asked for.
+type LoadedPair = (Option<Arc<Meteor>>, Option<Arc<Spice>>);
+
 /// METEOR and SPICE as `metrics` needs them (loaded once per cache folder; fetched first
 /// unless offline).
-fn resources(
-    metrics: &[Metric],
-    args: &ResourceArgs,
-) -> PyResult<(Option<Arc<Meteor>>, Option<Arc<Spice>>)> {
+fn resources(metrics: &[Metric], args: &ResourceArgs) -> PyResult<LoadedPair> {
     let want_meteor = metrics.contains(&Metric::Meteor);
     let want_spice = metrics.contains(&Metric::Spice);
     if !want_meteor && !want_spice {
@@ -549,11 +549,10 @@ struct PyRewardScorer {
     tokenize: bool,
 }
 
-fn rewards_out<'py>(
-    py: Python<'py>,
-    r: Vec<Reward>,
-    bleu4: bool,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Option<Bound<'py, PyArray1<f64>>>)> {
+/// CIDEr-D rewards, and BLEU-4 rewards when asked for.
+type Rewards<'py> = (Bound<'py, PyArray1<f64>>, Option<Bound<'py, PyArray1<f64>>>);
+
+fn rewards_out<'py>(py: Python<'py>, r: Vec<Reward>, bleu4: bool) -> PyResult<Rewards<'py>> {
     let cider: Vec<f64> = r.iter().map(|x| x.cider_d).collect();
     let bleu = bleu4.then(|| {
         let b: Vec<f64> = r.iter().map(|x| x.bleu4.unwrap_or(f64::NAN)).collect();
@@ -647,14 +646,13 @@ impl PyRewardScorer {
 
     /// Rewards of candidate texts; returns (cider_d array, bleu4 array or None).
     #[pyo3(signature = (candidates, image_index, bleu4=false))]
-    #[allow(clippy::type_complexity)]
     fn score<'py>(
         &self,
         py: Python<'py>,
         candidates: Vec<String>,
         image_index: Vec<usize>,
         bleu4: bool,
-    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Option<Bound<'py, PyArray1<f64>>>)> {
+    ) -> PyResult<Rewards<'py>> {
         let tokenize = self.tokenize;
         let inner = &self.inner;
         let r = py
@@ -668,7 +666,6 @@ impl PyRewardScorer {
 
     /// Rewards of token-id rows (a C-contiguous int64 B x T array).
     #[pyo3(signature = (ids, image_index, eos_id=0, bleu4=false))]
-    #[allow(clippy::type_complexity)]
     fn score_ids<'py>(
         &self,
         py: Python<'py>,
@@ -676,7 +673,7 @@ impl PyRewardScorer {
         image_index: Vec<usize>,
         eos_id: i64,
         bleu4: bool,
-    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Option<Bound<'py, PyArray1<f64>>>)> {
+    ) -> PyResult<Rewards<'py>> {
         let width = ids.shape()[1];
         let flat = ids.as_slice().map_err(|_| {
             coded(
