@@ -1542,6 +1542,43 @@ pub struct OwnedGrams {
 }
 
 impl OwnedGrams {
+    /// No n-gram (storage for [`OwnedGrams::refill`]).
+    pub fn empty() -> OwnedGrams {
+        OwnedGrams {
+            ids: Vec::new(),
+            counts: Vec::new(),
+            idfs: Vec::new(),
+            ends: [0; MAX_ORDER],
+            words: 0,
+        }
+    }
+
+    /// Counts the n-grams of `words` into this storage (what it held is dropped), each with
+    /// the id and CIDEr weight `id(n-gram)` gives: equal n-grams must get equal ids, and a
+    /// repeated n-gram keeps the weight of its first occurrence. Same result as
+    /// [`GramCounter::count_weighted`] up to the numbering of the ids.
+    pub fn refill(&mut self, words: &[u32], mut id: impl FnMut(&Ngram) -> (u32, f64)) {
+        let room = words.len() * MAX_ORDER;
+        self.ids.resize(room, 0);
+        self.counts.resize(room, 0);
+        self.idfs.resize(room, 0.0);
+        let mut n = 0;
+        for order in 1..=MAX_ORDER {
+            let len = (words.len() + 1).saturating_sub(order);
+            n = count_into(
+                words.windows(order).map(|w| id(&Ngram::new(w))),
+                len,
+                (&mut self.ids[..], &mut self.counts[..], &mut self.idfs[..]),
+                n,
+            );
+            self.ends[order - 1] = n as u32;
+        }
+        self.ids.truncate(n);
+        self.counts.truncate(n);
+        self.idfs.truncate(n);
+        self.words = words.len() as u32;
+    }
+
     /// The borrowed view.
     pub fn view(&self) -> Grams<'_> {
         Grams {

@@ -10,6 +10,7 @@
 //! | [`server`] | axum: config, state, auth, errors, telemetry, OpenAPI, `routes/{score,datasets,ops}` | compute metrics (it calls [`engine::score`]) |
 //! | [`dataset`] | registered datasets: a [`engine::ReferenceSource`] with cached tokenization, document frequencies, SPICE graphs; persistence | know about HTTP |
 //! | [`engine`] | [`engine::score`], the one entry point: join, tokenize, one step per metric, the report types | read files |
+//! | [`pretokenized`] | per-image BLEU and ROUGE-L of pre-tokenized captions, borrowed (pycocoevalcap's `Bleu` / `Rouge` calls) | tokenize, read files |
 //! | [`reward`] | CIDEr-D / BLEU-4 rewards with a fixed document-frequency table (SCST training) | read files |
 //! | [`resources`] | fetch (pip download, sha256, compact caches) and load (all file reading) | score |
 //! | [`metrics`] | bleu, rouge, cider, meteor/, spice/ (incl. the SPICE pipeline): pure computation | touch the filesystem or the network |
@@ -29,6 +30,7 @@ pub mod engine;
 pub mod input;
 pub mod metrics;
 pub mod nlp;
+pub mod pretokenized;
 pub mod resources;
 pub mod reward;
 pub mod server;

@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::corpus::{GramCounter, Grams, Ngram, OwnedGrams, MAX_ORDER};
+use crate::corpus::{GramIndex, Grams, Matches, Ngram, OwnedGrams, MAX_ORDER};
 use crate::metrics::bleu::BleuStats;
 use crate::metrics::cider::{self, SentenceVec, Variant};
 use crate::text::split_py_whitespace;
@@ -42,30 +42,153 @@ impl Words {
         split_py_whitespace(s).map(|w| self.intern(w)).collect()
     }
 
-    /// Ids of a candidate's words: unknown words get ids past the vocabulary, equal words the
-    /// same id (they match no reference n-gram, but count in the candidate's own vector).
-    fn lookup<'a>(&self, words: impl Iterator<Item = &'a str>) -> Vec<u32> {
+    /// Ids of a candidate's words, into `out`: unknown words get ids past the vocabulary,
+    /// equal words the same id (they match no reference n-gram, but count in the candidate's
+    /// own vector).
+    fn lookup<'a>(&self, words: impl Iterator<Item = &'a str>, out: &mut Vec<u32>) {
         let mut unknown: Vec<&str> = Vec::new();
-        words
-            .map(|w| match self.0.get(w) {
-                Some(&id) => id,
-                None => {
-                    let k = unknown.iter().position(|u| *u == w).unwrap_or_else(|| {
-                        unknown.push(w);
-                        unknown.len() - 1
-                    });
-                    (self.0.len() + k) as u32
-                }
-            })
-            .collect()
+        out.clear();
+        out.extend(words.map(|w| match self.0.get(w) {
+            Some(&id) => id,
+            None => {
+                let k = unknown.iter().position(|u| *u == w).unwrap_or_else(|| {
+                    unknown.push(w);
+                    unknown.len() - 1
+                });
+                (self.0.len() + k) as u32
+            }
+        }));
     }
 }
 
-/// A fixed document-frequency table: n-gram counts and `ln(ref_len)`.
+/// The CIDEr weight `ln(ref_len) - ln(max(1, df))` of each n-gram of a table, computed once.
+/// When every word of the table has an id below 65535 (any caption vocabulary), an n-gram is
+/// packed into a `u64` (16 bits a word) in a flat open-addressing table, which the scorer
+/// reads ahead of use ([`IdfTable::touch`]: look-ups that miss the cache overlap); otherwise a
+/// hash map.
+#[derive(Debug, Clone)]
+enum IdfTable {
+    Packed {
+        /// Packed n-gram per slot; 0 marks an empty slot.
+        keys: Vec<u64>,
+        idf: Vec<f64>,
+        shift: u32,
+        len: usize,
+    },
+    Map(FxHashMap<Ngram, f64>),
+}
+
+impl IdfTable {
+    /// Word ids must be below this to be packed.
+    const WORD_LIMIT: usize = u16::MAX as usize;
+
+    fn new(words: usize, df: &FxHashMap<Ngram, f64>, ln_ref_len: f64) -> IdfTable {
+        let weight = |d: f64| ln_ref_len - d.max(1.0).ln();
+        if words >= Self::WORD_LIMIT {
+            return IdfTable::Map(df.iter().map(|(g, &d)| (*g, weight(d))).collect());
+        }
+        // At most 5/8 full.
+        let size = (df.len() * 8 / 5 + 1).next_power_of_two().max(16);
+        let mut t = IdfTable::Packed {
+            keys: vec![0; size],
+            idf: vec![0.0; size],
+            shift: 64 - size.trailing_zeros(),
+            len: df.len(),
+        };
+        if let IdfTable::Packed {
+            keys, idf, shift, ..
+        } = &mut t
+        {
+            for (g, &d) in df {
+                let key = Self::pack(g).expect("table words are below the limit");
+                let mut s = Self::slot(key, *shift);
+                while keys[s] != 0 {
+                    s = (s + 1) & (size - 1);
+                }
+                keys[s] = key;
+                idf[s] = weight(d);
+            }
+        }
+        t
+    }
+
+    /// The n-gram as 16-bit words + 1 (0 for the unused slots); `None` when a word id is past
+    /// the packed range (then it is no word of the table).
+    #[inline]
+    fn pack(g: &Ngram) -> Option<u64> {
+        let mut key = 0u64;
+        for (k, &w) in g.0.iter().enumerate() {
+            if w == Ngram::PAD {
+                break;
+            }
+            if w as usize >= Self::WORD_LIMIT {
+                return None;
+            }
+            key |= u64::from(w + 1) << (16 * k);
+        }
+        Some(key)
+    }
+
+    #[inline]
+    fn slot(key: u64, shift: u32) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            IdfTable::Packed { len, .. } => *len,
+            IdfTable::Map(m) => m.len(),
+        }
+    }
+
+    /// The weight of `g`, if it is in the table.
+    #[inline]
+    fn get(&self, g: &Ngram) -> Option<f64> {
+        match self {
+            IdfTable::Packed {
+                keys, idf, shift, ..
+            } => {
+                let key = Self::pack(g)?;
+                let mask = keys.len() - 1;
+                let mut s = Self::slot(key, *shift);
+                loop {
+                    match keys[s] {
+                        0 => return None,
+                        k if k == key => return Some(idf[s]),
+                        _ => s = (s + 1) & mask,
+                    }
+                }
+            }
+            IdfTable::Map(m) => m.get(g).copied(),
+        }
+    }
+
+    /// Reads the slots where the n-grams of `words` (orders 1..=4) would be, without
+    /// branching on them, so that the reads that miss the cache overlap and the look-ups
+    /// that follow find their lines loaded. Returns a value to keep the reads.
+    #[inline]
+    fn touch(&self, words: &[u32]) -> u64 {
+        let IdfTable::Packed { keys, shift, .. } = self else {
+            return 0;
+        };
+        let mut acc = 0u64;
+        for i in 0..words.len() {
+            let mut key = 0u64;
+            for (k, &w) in words[i..words.len().min(i + MAX_ORDER)].iter().enumerate() {
+                key |= u64::from(w.wrapping_add(1) & 0xffff) << (16 * k);
+                acc ^= keys[Self::slot(key, *shift)];
+            }
+        }
+        acc
+    }
+}
+
+/// A fixed document-frequency table: n-gram counts and `ln(ref_len)`, read through an
+/// [`IdfTable`] of the weights.
 #[derive(Debug, Clone)]
 pub struct DfCounts {
     words: Words,
-    df: FxHashMap<Ngram, f64>,
+    idf: IdfTable,
     ln_ref_len: f64,
 }
 
@@ -93,11 +216,7 @@ impl DfCounts {
                 *df.entry(*g).or_insert(0.0) += 1.0;
             }
         }
-        Ok(DfCounts {
-            words,
-            df,
-            ln_ref_len: (images.len() as f64).ln(),
-        })
+        Ok(DfCounts::new(words, df, (images.len() as f64).ln()))
     }
 
     /// A table given as counts (self-critical.pytorch's pickle: `document_frequency` maps
@@ -128,21 +247,26 @@ impl DfCounts {
             let ids: Vec<u32> = gram.iter().map(|w| words.intern(w)).collect();
             df.insert(Ngram::new(&ids), count);
         }
-        Ok(DfCounts {
+        Ok(DfCounts::new(words, df, ref_len.ln()))
+    }
+
+    fn new(words: Words, df: FxHashMap<Ngram, f64>, ln_ref_len: f64) -> DfCounts {
+        let idf = IdfTable::new(words.0.len(), &df, ln_ref_len);
+        DfCounts {
             words,
-            df,
-            ln_ref_len: ref_len.ln(),
-        })
+            idf,
+            ln_ref_len,
+        }
     }
 
     /// Number of n-grams in the table.
     pub fn len(&self) -> usize {
-        self.df.len()
+        self.idf.len()
     }
 
     /// True when the table has no n-gram.
     pub fn is_empty(&self) -> bool {
-        self.df.is_empty()
+        self.idf.len() == 0
     }
 
     /// `ln(ref_len)`.
@@ -150,19 +274,102 @@ impl DfCounts {
         self.ln_ref_len
     }
 
+    /// `ln(ref_len) - ln(max(1, df))`, df 0 for an n-gram not in the table.
     fn idf(&self, g: &Ngram) -> f64 {
-        let df = self.df.get(g).copied().unwrap_or(0.0);
-        self.ln_ref_len - df.max(1.0).ln()
+        self.idf.get(g).unwrap_or(self.ln_ref_len - 1f64.ln())
     }
 }
 
-/// One image's prepared references: their n-grams (ids from a per-image counter) and tf-idf
-/// vectors.
+/// One image's prepared references: an id for each of their distinct n-grams (`0..idf.len()`)
+/// with its CIDEr weight, and per reference its n-gram counts and tf-idf vectors.
 #[derive(Debug, Clone)]
 struct Image {
-    counter: GramCounter,
+    ids: FxHashMap<Ngram, u32>,
+    idf: Vec<f64>,
     grams: Vec<OwnedGrams>,
     vecs: Vec<SentenceVec>,
+}
+
+impl Image {
+    fn new(table: &DfCounts, refs: &[Vec<u32>]) -> Image {
+        std::hint::black_box(refs.iter().fold(0, |a, r| a ^ table.idf.touch(r)));
+        let mut ids: FxHashMap<Ngram, u32> = FxHashMap::default();
+        let mut idf: Vec<f64> = Vec::new();
+        let grams: Vec<OwnedGrams> = refs
+            .iter()
+            .map(|r| {
+                let mut g = OwnedGrams::empty();
+                g.refill(r, |ngram| {
+                    let next = idf.len() as u32;
+                    let id = *ids.entry(*ngram).or_insert(next);
+                    if id == next {
+                        idf.push(table.idf(ngram));
+                    }
+                    (id, idf[id as usize])
+                });
+                g
+            })
+            .collect();
+        let vecs = grams.iter().map(|g| SentenceVec::new(&g.view())).collect();
+        Image {
+            ids,
+            idf,
+            grams,
+            vecs,
+        }
+    }
+}
+
+/// Reusable storage for scoring candidates (one per worker).
+struct Scratch {
+    words: Vec<u32>,
+    text: String,
+    cand: OwnedGrams,
+    /// The candidate's n-grams that no reference of its image has, with their weights; a
+    /// table once there are many.
+    novel: Vec<(Ngram, f64)>,
+    novel_ids: FxHashMap<Ngram, u32>,
+    vec: SentenceVec,
+    index: GramIndex,
+    matches: Matches,
+    wr: Vec<f64>,
+    max_ref: Vec<u32>,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            words: Vec::new(),
+            text: String::new(),
+            cand: OwnedGrams::empty(),
+            novel: Vec::new(),
+            novel_ids: FxHashMap::default(),
+            vec: SentenceVec::default(),
+            index: GramIndex::default(),
+            matches: Matches::default(),
+            wr: Vec::new(),
+            max_ref: Vec::new(),
+        }
+    }
+}
+
+/// Below this many candidates (or images to prepare) the work stays on the calling thread:
+/// an SCST step's few hundred candidates take well under a millisecond, less than handing
+/// them to the pool's threads and waking them up costs on a busy machine.
+const PARALLEL_MIN: usize = 1024;
+
+/// `f(i, scratch)` for `i` in `0..n`, in order: serially below [`PARALLEL_MIN`], otherwise on
+/// the current rayon pool with one scratch per worker.
+fn run<T: Send>(n: usize, f: impl Fn(usize, &mut Scratch) -> T + Sync + Send) -> Vec<T> {
+    if n < PARALLEL_MIN {
+        let mut s = Scratch::new();
+        return (0..n).map(|i| f(i, &mut s)).collect();
+    }
+    (0..n)
+        .into_par_iter()
+        .with_min_len(64)
+        .map_init(Scratch::new, |s, i| f(i, s))
+        .collect()
 }
 
 /// The scorer: a table and the prepared references of the images being trained on.
@@ -210,22 +417,11 @@ impl RewardScorer {
             })
             .collect();
         let table = &self.table;
-        self.images = ids
-            .par_iter()
-            .map(|refs| {
-                let mut counter = GramCounter::new();
-                let grams: Vec<OwnedGrams> = refs
-                    .iter()
-                    .map(|r| counter.count_weighted(r, |g| table.idf(g)))
-                    .collect();
-                let vecs = grams.iter().map(|g| SentenceVec::new(&g.view())).collect();
-                Image {
-                    counter,
-                    grams,
-                    vecs,
-                }
-            })
-            .collect();
+        self.images = if ids.len() < PARALLEL_MIN / 4 {
+            ids.iter().map(|refs| Image::new(table, refs)).collect()
+        } else {
+            ids.par_iter().map(|refs| Image::new(table, refs)).collect()
+        };
         Ok(())
     }
 
@@ -255,21 +451,56 @@ impl RewardScorer {
         Ok(())
     }
 
-    fn one(&self, words: &[u32], image: usize, bleu4: bool) -> Reward {
+    /// The rewards of the candidate whose word ids are `s.words`, against image `image`.
+    fn one(&self, image: usize, bleu4: bool, s: &mut Scratch) -> Reward {
         let img = &self.images[image];
-        let mut counter = img.counter.clone();
-        let cand = counter.count_weighted(words, |g| self.table.idf(g));
-        let cv = SentenceVec::new(&cand.view());
-        let cider_d = cider::image_score(Variant::CiderD, &cv, &img.vecs);
+        let base = img.idf.len() as u32;
+        let table = &self.table;
+        let (novel, novel_ids) = (&mut s.novel, &mut s.novel_ids);
+        novel.clear();
+        novel_ids.clear();
+        std::hint::black_box(table.idf.touch(&s.words));
+        s.cand.refill(&s.words, |g| {
+            if let Some(&id) = img.ids.get(g) {
+                return (id, img.idf[id as usize]);
+            }
+            let known = if novel.len() > 32 {
+                novel_ids.get(g).map(|&k| k as usize)
+            } else {
+                novel.iter().position(|(h, _)| h == g)
+            };
+            if let Some(k) = known {
+                return (base + k as u32, novel[k].1);
+            }
+            let w = table.idf(g);
+            novel.push((*g, w));
+            let k = novel.len() - 1;
+            if novel.len() > 32 {
+                if novel_ids.is_empty() {
+                    novel_ids.extend(novel.iter().enumerate().map(|(k, (h, _))| (*h, k as u32)));
+                } else {
+                    novel_ids.insert(*g, k as u32);
+                }
+            }
+            (base + k as u32, w)
+        });
+        let cand = s.cand.view();
+        s.vec.fill(&cand);
+        s.index.rebuild(cand.all().ids);
+        s.matches
+            .build(&s.index, img.grams.iter().map(|r| r.view().all().ids));
+        let cider_d =
+            cider::image_score_matched(Variant::CiderD, &s.vec, &img.vecs, &s.matches, &mut s.wr);
         let bleu4 = bleu4.then(|| {
             let refs: Vec<Grams<'_>> = img.grams.iter().map(OwnedGrams::view).collect();
-            BleuStats::of_image(&cand.view(), &refs).scores()[3]
+            BleuStats::of_image_matched(&cand, &refs, &s.matches, &mut s.max_ref).scores()[3]
         });
         Reward { cider_d, bleu4 }
     }
 
     /// Rewards of tokenized candidate texts; candidate `i` belongs to image `image_index[i]`.
-    /// In parallel on the current rayon pool; the result is in candidate order.
+    /// On the current rayon pool (serially for a small batch); the result is in candidate
+    /// order.
     pub fn score(
         &self,
         candidates: &[String],
@@ -277,14 +508,12 @@ impl RewardScorer {
         bleu4: bool,
     ) -> Result<Vec<Reward>, RewardError> {
         self.check(image_index, candidates.len())?;
-        Ok(candidates
-            .par_iter()
-            .zip(image_index)
-            .map(|(c, &k)| {
-                let words = self.table.words.lookup(split_py_whitespace(c));
-                self.one(&words, k, bleu4)
-            })
-            .collect())
+        Ok(run(candidates.len(), |i, s| {
+            self.table
+                .words
+                .lookup(split_py_whitespace(&candidates[i]), &mut s.words);
+            self.one(image_index[i], bleu4, s)
+        }))
     }
 
     /// Rewards of token-id rows (`rows` x `width`, row-major). A row ends at its first
@@ -304,25 +533,29 @@ impl RewardScorer {
             return Err(RewardError("the id array is not rectangular".into()));
         }
         self.check(image_index, rows)?;
-        Ok((0..rows)
-            .into_par_iter()
-            .map(|i| {
-                let row = &ids[i * width..(i + 1) * width];
-                let end = row
-                    .iter()
-                    .position(|&t| t == eos_id)
-                    .map_or(row.len(), |p| p + 1);
-                let text: Vec<String> = row[..end].iter().map(i64::to_string).collect();
-                let words = self.table.words.lookup(text.iter().map(String::as_str));
-                self.one(&words, image_index[i], bleu4)
-            })
-            .collect())
+        Ok(run(rows, |i, s| {
+            use std::fmt::Write;
+            let row = &ids[i * width..(i + 1) * width];
+            let end = row
+                .iter()
+                .position(|&t| t == eos_id)
+                .map_or(row.len(), |p| p + 1);
+            s.text.clear();
+            for t in &row[..end] {
+                let _ = write!(s.text, "{t} ");
+            }
+            self.table
+                .words
+                .lookup(s.text.split_ascii_whitespace(), &mut s.words);
+            self.one(image_index[i], bleu4, s)
+        }))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::corpus::GramCounter;
 
     fn refs(v: &[&[&str]]) -> Vec<Vec<String>> {
         v.iter()
@@ -335,9 +568,14 @@ mod tests {
         let t = DfCounts::from_references(&refs(&[&["a b a", "a c"], &["b"]])).unwrap();
         let a = t.words.0["a"];
         let b = t.words.0["b"];
-        assert_eq!(t.df[&Ngram::new(&[a])], 1.0);
-        assert_eq!(t.df[&Ngram::new(&[b])], 2.0);
-        assert_eq!(t.ln_ref_len(), 2f64.ln());
+        let ln2 = 2f64.ln();
+        assert_eq!(t.idf(&Ngram::new(&[a])), ln2 - 1f64.ln());
+        assert_eq!(t.idf(&Ngram::new(&[b])), ln2 - 2f64.ln());
+        assert_eq!(t.idf(&Ngram::new(&[a, b, a])), ln2 - 1f64.ln());
+        assert_eq!(t.idf(&Ngram::new(&[b, a])), ln2 - 1f64.ln());
+        assert_eq!(t.idf(&Ngram::new(&[b, b])), ln2);
+        assert_eq!(t.len(), 7);
+        assert_eq!(t.ln_ref_len(), ln2);
     }
 
     #[test]
@@ -353,6 +591,98 @@ mod tests {
             .unwrap();
         assert_eq!(text, ids);
         assert!(text[0].cider_d > 0.0 && text[0].bleu4.is_some());
+    }
+
+    /// The straightforward computation: the references' n-grams and the candidate's counted
+    /// by one `GramCounter`, every weight looked up in the table.
+    fn plain_reward(table: &DfCounts, refs: &[String], cand: &str) -> (f64, f64) {
+        let mut words = table.words.clone();
+        let r: Vec<Vec<u32>> = refs.iter().map(|r| words.intern_sentence(r)).collect();
+        let mut counter = GramCounter::new();
+        let rg: Vec<OwnedGrams> = r
+            .iter()
+            .map(|r| counter.count_weighted(r, |g| table.idf(g)))
+            .collect();
+        let rv: Vec<SentenceVec> = rg.iter().map(|g| SentenceVec::new(&g.view())).collect();
+        let mut ids = Vec::new();
+        words.lookup(split_py_whitespace(cand), &mut ids);
+        let cg = counter.count_weighted(&ids, |g| table.idf(g));
+        let cider = cider::image_score(Variant::CiderD, &SentenceVec::new(&cg.view()), &rv);
+        let views: Vec<Grams<'_>> = rg.iter().map(OwnedGrams::view).collect();
+        (cider, BleuStats::of_image(&cg.view(), &views).scores()[3])
+    }
+
+    #[test]
+    fn rewards_equal_the_plain_computation_serially_and_in_parallel() {
+        let mut seed = 7u64;
+        let mut next = move |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let mut sentence = |len: u64, vocab: u64| -> String {
+            (0..len)
+                .map(|_| format!("w{}", next(vocab)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        // The table from other images than the scored ones (so some reference n-grams are
+        // missing from it), over a smaller vocabulary (so some words are unknown to it).
+        let table_images: Vec<Vec<String>> = (0..30)
+            .map(|_| (0..5).map(|_| sentence(9, 12)).collect())
+            .collect();
+        let images: Vec<Vec<String>> = (0..40)
+            .map(|_| (0..5).map(|_| sentence(10, 16)).collect())
+            .collect();
+        let mut scorer = RewardScorer::new(DfCounts::from_references(&table_images).unwrap());
+        scorer.set_references(&images).unwrap();
+        for n in [300usize, PARALLEL_MIN + 200] {
+            let cands: Vec<String> = (0..n)
+                .map(|i| match i % 5 {
+                    0 => sentence(70, 400), // many n-grams no reference has
+                    1 => String::new(),
+                    _ => sentence(3 + (i % 11) as u64, 18),
+                })
+                .collect();
+            let index: Vec<usize> = (0..n).map(|i| (i * 7) % images.len()).collect();
+            let got = scorer.score(&cands, &index, true).unwrap();
+            for (i, r) in got.iter().enumerate() {
+                let (c, b) = plain_reward(scorer.table(), &images[index[i]], &cands[i]);
+                assert_eq!(r.cider_d.to_bits(), c.to_bits(), "cider {i}");
+                assert_eq!(r.bleu4.unwrap().to_bits(), b.to_bits(), "bleu {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn packed_and_hashed_tables_give_the_same_weights() {
+        let mut df: FxHashMap<Ngram, f64> = FxHashMap::default();
+        for k in 0..5000u32 {
+            df.insert(
+                Ngram::new(&[k % 300, (k * 7) % 301, k % 5][..1 + (k % 3) as usize]),
+                f64::from(k % 9),
+            );
+        }
+        let ln = 42f64.ln();
+        let packed = IdfTable::new(400, &df, ln);
+        let hashed = IdfTable::new(IdfTable::WORD_LIMIT, &df, ln);
+        assert!(matches!(packed, IdfTable::Packed { .. }) && matches!(hashed, IdfTable::Map(_)));
+        for g in df.keys() {
+            assert_eq!(
+                packed.get(g).unwrap().to_bits(),
+                hashed.get(g).unwrap().to_bits()
+            );
+        }
+        for g in [
+            Ngram::new(&[999]),
+            Ngram::new(&[1, 2, 3, 4]),
+            Ngram::new(&[70_000]),
+        ] {
+            assert_eq!(packed.get(&g), None);
+            assert_eq!(hashed.get(&g), None);
+        }
+        assert_eq!(packed.len(), df.len());
     }
 
     #[test]

@@ -5,21 +5,33 @@
 //!
 //! Must not: compute anything the library does not (no second implementation of a metric).
 
+mod texts;
+
 use std::path::PathBuf;
+
+/// mimalloc for the extension's own (Rust) allocations, as the CLI uses it: the engine
+/// allocates many vectors per call, and glibc malloc hands large ones back to the system
+/// after every call.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::sync::{Arc, Mutex};
 
 use numpy::{PyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use rayon::prelude::*;
 
 use capscore::dataset::Dataset;
 use capscore::engine::bootstrap::BootstrapSpec;
 use capscore::engine::{
-    self, DfChoice, DfTableRef, Metric, Options, ReferenceSource, Report, Tokenizer,
+    self, tokenize_references, BleuTotals, DfChoice, DfTableRef, Metric, Options, PrepareRequest,
+    PreparedRefs, ReferenceSource, Report, Tokenizer,
 };
-use capscore::input::{self, Candidate, ErrorCode, ImageId, InputError, References};
+use capscore::input::{self, Batch, Candidate, ErrorCode, ImageId, InputError, Item};
 use capscore::metrics::meteor::Meteor;
 use capscore::metrics::spice::Spice;
+use capscore::metrics::{bleu, numpy_mean};
+use capscore::pretokenized;
 use capscore::resources::{ResourceArgs, ResourceError};
 use capscore::reward::{DfCounts, Reward, RewardError, RewardScorer};
 
@@ -68,12 +80,12 @@ fn resource_args(cache_dir: Option<String>, offline: bool) -> ResourceArgs {
     }
 }
 
+/// METEOR's and SPICE's loaded resources, each when asked for.
+type LoadedPair = (Option<Arc<Meteor>>, Option<Arc<Spice>>);
+
 /// METEOR and SPICE as `metrics` needs them (loaded once per cache folder; fetched first
 /// unless offline).
-fn resources(
-    metrics: &[Metric],
-    args: &ResourceArgs,
-) -> PyResult<(Option<Arc<Meteor>>, Option<Arc<Spice>>)> {
+fn resources(metrics: &[Metric], args: &ResourceArgs) -> PyResult<LoadedPair> {
     let want_meteor = metrics.contains(&Metric::Meteor);
     let want_spice = metrics.contains(&Metric::Spice);
     if !want_meteor && !want_spice {
@@ -151,7 +163,7 @@ impl Job<'_> {
     fn run(
         &self,
         candidates: Vec<Candidate>,
-        refs: &References,
+        refs: &dyn ReferenceSource,
         threads: Option<usize>,
     ) -> PyResult<Report> {
         let opts = Options {
@@ -169,6 +181,86 @@ impl Job<'_> {
             ..Options::new(&self.metrics)
         };
         on_pool(threads, || engine::score(candidates, refs, &opts))?.map_err(input_err)
+    }
+}
+
+/// Aligned lists as a reference source: image `i` is `candidates[i]` against `references[i]`,
+/// in that order (evaluation order = output order), ids `0..n`. Its references move into the
+/// job instead of being copied (one job per source).
+struct Aligned(Mutex<Option<Vec<Vec<String>>>>);
+
+impl Aligned {
+    /// The source and the candidates of aligned lists (of equal lengths).
+    fn new(candidates: Vec<String>, references: Vec<Vec<String>>) -> (Aligned, Vec<Candidate>) {
+        let cands = candidates
+            .into_iter()
+            .enumerate()
+            .map(|(i, caption)| Candidate {
+                image_id: ImageId::from_value(&serde_json::Value::from(i)).expect("an integer id"),
+                caption,
+            })
+            .collect();
+        (Aligned(Mutex::new(Some(references))), cands)
+    }
+
+    fn taken() -> InputError {
+        InputError::new(ErrorCode::Internal, "aligned references were already used")
+    }
+}
+
+impl ReferenceSource for Aligned {
+    fn assemble(&self, candidates: Vec<Candidate>) -> Result<Batch, InputError> {
+        if candidates.is_empty() {
+            return Err(InputError::new(
+                ErrorCode::EmptyResults,
+                "results: no candidate captions (empty results)",
+            ));
+        }
+        let guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let refs = guard.as_ref().ok_or_else(Aligned::taken)?;
+        let missing: Vec<String> = refs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.is_empty())
+            .map(|(i, _)| i.to_string())
+            .collect();
+        if !missing.is_empty() {
+            return Err(InputError::new(
+                ErrorCode::MissingReferences,
+                format!("no reference captions for image_id {}", missing.join(", ")),
+            ));
+        }
+        let n = candidates.len();
+        Ok(Batch {
+            items: candidates
+                .into_iter()
+                .map(|c| Item {
+                    image_id: c.image_id,
+                    candidate: c.caption,
+                    references: Vec::new(),
+                })
+                .collect(),
+            output_order: (0..n).collect(),
+        })
+    }
+
+    fn prepare(
+        &self,
+        _batch: &Batch,
+        req: &PrepareRequest<'_>,
+    ) -> Result<PreparedRefs<'_>, InputError> {
+        let refs = self
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(Aligned::taken)?;
+        Ok(PreparedRefs::plain(if req.tokenize {
+            let images: Vec<&[String]> = refs.iter().map(Vec::as_slice).collect();
+            tokenize_references(&images)
+        } else {
+            refs
+        }))
     }
 }
 
@@ -268,15 +360,7 @@ fn score_lists<'py>(
     let args = resource_args(cache_dir, offline);
     let (report, json) = py.allow_threads(|| -> PyResult<(Report, Option<String>)> {
         let (meteor, spice) = resources(&metrics, &args)?;
-        let ids: Vec<ImageId> = (0..candidates.len())
-            .map(|i| ImageId::from_value(&serde_json::Value::from(i)).expect("an integer id"))
-            .collect();
-        let refs = References::from_pairs(ids.iter().cloned().zip(references));
-        let cands: Vec<Candidate> = ids
-            .into_iter()
-            .zip(candidates)
-            .map(|(image_id, caption)| Candidate { image_id, caption })
-            .collect();
+        let (refs, cands) = Aligned::new(candidates, references);
         let job = Job {
             metrics,
             meteor,
@@ -316,18 +400,125 @@ fn score_lists<'py>(
     }
     let extras = PyDict::new(py);
     if let Some(t) = &report.bleu_totals {
-        let d = PyDict::new(py);
-        d.set_item("testlen", t.testlen)?;
-        d.set_item("reflen", t.reflen)?;
-        d.set_item("guess", t.guess.to_vec())?;
-        d.set_item("correct", t.correct.to_vec())?;
-        d.set_item("ratio", t.ratio)?;
-        extras.set_item("bleu_totals", d)?;
+        extras.set_item("bleu_totals", bleu_totals(py, t)?)?;
     }
     if let Some(json) = json {
         extras.set_item("report", json)?;
     }
     Ok((aggregate, columns, extras))
+}
+
+/// BLEU's pooled statistics as pycocoevalcap prints them (`testlen`, `reflen`, `guess`,
+/// `correct`) and `ratio`.
+fn bleu_totals<'py>(py: Python<'py>, t: &BleuTotals) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("testlen", t.testlen)?;
+    d.set_item("reflen", t.reflen)?;
+    d.set_item("guess", t.guess.to_vec())?;
+    d.set_item("correct", t.correct.to_vec())?;
+    d.set_item("ratio", t.ratio)?;
+    Ok(d)
+}
+
+/// pycocoevalcap's `Bleu(n).compute_score(gts, res)` (tokenized captions): `(score, scores,
+/// totals)`, `score[k]` the corpus BLEU-(k+1), `scores[k]` the per-image values in `gts`
+/// order, `totals` the pooled statistics. `None` when `gts` / `res` are not plain dicts of
+/// lists of `str` in pycocoevalcap's shape (the caller then takes the general path, which
+/// raises the errors).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn bleu_dicts<'py>(
+    py: Python<'py>,
+    gts: &Bound<'py, PyAny>,
+    res: &Bound<'py, PyAny>,
+    n: usize,
+) -> PyResult<Option<(Vec<f64>, Vec<Vec<f64>>, Bound<'py, PyDict>)>> {
+    let Some(texts) = texts::GtsRes::read(py, gts, res)? else {
+        return Ok(None);
+    };
+    let n = n.clamp(1, 4);
+    let caps = texts.captions();
+    let (total, per_image) = py.allow_threads(|| {
+        let stats = pretokenized::bleu(&caps);
+        let per_image: Vec<[f64; 4]> = if stats.len() < 1024 {
+            stats.iter().map(|s| s.scores()).collect()
+        } else {
+            stats
+                .par_iter()
+                .with_min_len(256)
+                .map(|s| s.scores())
+                .collect()
+        };
+        (bleu::pool(&stats), per_image)
+    });
+    let scores = (0..n)
+        .map(|k| per_image.iter().map(|s| s[k]).collect())
+        .collect();
+    let totals = bleu_totals(py, &(&total).into())?;
+    Ok(Some((total.scores()[..n].to_vec(), scores, totals)))
+}
+
+/// pycocoevalcap's `Rouge().compute_score(gts, res)` (tokenized captions): `(mean, scores)`
+/// with numpy's mean and the per-image float64 array in `gts` order; `None` as for
+/// [`bleu_dicts`].
+#[pyfunction]
+fn rouge_dicts<'py>(
+    py: Python<'py>,
+    gts: &Bound<'py, PyAny>,
+    res: &Bound<'py, PyAny>,
+) -> PyResult<Option<(f64, Bound<'py, PyArray1<f64>>)>> {
+    let Some(texts) = texts::GtsRes::read(py, gts, res)? else {
+        return Ok(None);
+    };
+    let caps = texts.captions();
+    let scores = py.allow_threads(|| pretokenized::rouge_l(&caps));
+    Ok(Some((numpy_mean(&scores), PyArray1::from_vec(py, scores))))
+}
+
+/// pycocoevalcap's `Cider().compute_score(gts, res)` (tokenized captions; document
+/// frequencies over these references): `(mean, scores)` as for [`rouge_dicts`]; `None` as
+/// for [`bleu_dicts`].
+#[pyfunction]
+fn cider_dicts<'py>(
+    py: Python<'py>,
+    gts: &Bound<'py, PyAny>,
+    res: &Bound<'py, PyAny>,
+) -> PyResult<Option<(f64, Bound<'py, PyArray1<f64>>)>> {
+    let Some(texts) = texts::GtsRes::read(py, gts, res)? else {
+        return Ok(None);
+    };
+    let caps = texts.captions();
+    let report = py.allow_threads(|| {
+        let n = caps.len();
+        let candidates: Vec<String> = caps.candidates.iter().map(|c| c.to_string()).collect();
+        let references: Vec<Vec<String>> = (0..n)
+            .map(|i| {
+                caps.references_of(i)
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect()
+            })
+            .collect();
+        let (refs, cands) = Aligned::new(candidates, references);
+        let job = Job {
+            metrics: vec![Metric::CiderD],
+            meteor: None,
+            spice: None,
+            explain: false,
+            tokenized: false,
+            pretokenized: true,
+            bootstrap: None,
+            df: None,
+        };
+        job.run(cands, &refs, None)
+    })?;
+    let scores: Vec<f64> = report
+        .per_image
+        .iter()
+        .map(|r| r.scores.cider.unwrap_or(f64::NAN))
+        .collect();
+    let mean = report.aggregate.cider.unwrap_or(f64::NAN);
+    Ok(Some((mean, PyArray1::from_vec(py, scores))))
 }
 
 /// Tokenizes captions as ONE stream, exactly as pycocoevalcap's PTBTokenizer step does
@@ -358,11 +549,10 @@ struct PyRewardScorer {
     tokenize: bool,
 }
 
-fn rewards_out<'py>(
-    py: Python<'py>,
-    r: Vec<Reward>,
-    bleu4: bool,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Option<Bound<'py, PyArray1<f64>>>)> {
+/// CIDEr-D rewards, and BLEU-4 rewards when asked for.
+type Rewards<'py> = (Bound<'py, PyArray1<f64>>, Option<Bound<'py, PyArray1<f64>>>);
+
+fn rewards_out<'py>(py: Python<'py>, r: Vec<Reward>, bleu4: bool) -> PyResult<Rewards<'py>> {
     let cider: Vec<f64> = r.iter().map(|x| x.cider_d).collect();
     let bleu = bleu4.then(|| {
         let b: Vec<f64> = r.iter().map(|x| x.bleu4.unwrap_or(f64::NAN)).collect();
@@ -456,14 +646,13 @@ impl PyRewardScorer {
 
     /// Rewards of candidate texts; returns (cider_d array, bleu4 array or None).
     #[pyo3(signature = (candidates, image_index, bleu4=false))]
-    #[allow(clippy::type_complexity)]
     fn score<'py>(
         &self,
         py: Python<'py>,
         candidates: Vec<String>,
         image_index: Vec<usize>,
         bleu4: bool,
-    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Option<Bound<'py, PyArray1<f64>>>)> {
+    ) -> PyResult<Rewards<'py>> {
         let tokenize = self.tokenize;
         let inner = &self.inner;
         let r = py
@@ -477,7 +666,6 @@ impl PyRewardScorer {
 
     /// Rewards of token-id rows (a C-contiguous int64 B x T array).
     #[pyo3(signature = (ids, image_index, eos_id=0, bleu4=false))]
-    #[allow(clippy::type_complexity)]
     fn score_ids<'py>(
         &self,
         py: Python<'py>,
@@ -485,7 +673,7 @@ impl PyRewardScorer {
         image_index: Vec<usize>,
         eos_id: i64,
         bleu4: bool,
-    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Option<Bound<'py, PyArray1<f64>>>)> {
+    ) -> PyResult<Rewards<'py>> {
         let width = ids.shape()[1];
         let flat = ids.as_slice().map_err(|_| {
             coded(
@@ -513,8 +701,12 @@ fn error_codes() -> Vec<(&'static str, u16)> {
 #[pymodule]
 fn _capscore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+
     m.add_function(wrap_pyfunction!(score_json, m)?)?;
     m.add_function(wrap_pyfunction!(score_lists, m)?)?;
+    m.add_function(wrap_pyfunction!(bleu_dicts, m)?)?;
+    m.add_function(wrap_pyfunction!(rouge_dicts, m)?)?;
+    m.add_function(wrap_pyfunction!(cider_dicts, m)?)?;
     m.add_function(wrap_pyfunction!(tokenize, m)?)?;
     m.add_function(wrap_pyfunction!(fetch, m)?)?;
     m.add_function(wrap_pyfunction!(error_codes, m)?)?;

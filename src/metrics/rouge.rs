@@ -46,15 +46,27 @@ pub fn score_ids(c: &[u32], references: &[&[u32]], scratch: &mut Scratch) -> f64
     let masks = &scratch.masks;
     combine(
         c.len(),
-        references.iter().map(|t| {
-            let mut v = u64::MAX;
-            for &x in t.iter() {
-                let m = masks.get(x);
-                v = v.wrapping_add(v & m) | (v & !m);
-            }
-            ((!v & low_bits(c.len())).count_ones(), t.len())
-        }),
+        references
+            .iter()
+            .map(|t| (lcs_masks(c.len(), t.iter().map(|&x| masks.get(x))), t.len())),
     )
+}
+
+/// The LCS length of a reference and a candidate of `c_len <= 64` words, from the reference's
+/// words given as match masks (bit j set when the word equals candidate word j), bit-parallel.
+pub fn lcs_masks(c_len: usize, masks: impl Iterator<Item = u64>) -> u32 {
+    debug_assert!(c_len <= 64);
+    let mut v = u64::MAX;
+    for m in masks {
+        v = v.wrapping_add(v & m) | (v & !m);
+    }
+    (!v & low_bits(c_len)).count_ones()
+}
+
+/// The F-score (beta 1.2) of a candidate of `c_len` words from each reference's (LCS length,
+/// word count).
+pub fn f_score(c_len: usize, lcs_and_len: impl Iterator<Item = (u32, usize)>) -> f64 {
+    combine(c_len, lcs_and_len)
 }
 
 /// Reusable storage for [`score_ids`].

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Hashable, List, Mapping, Tuple
 
+from ... import _capscore
 from ..._errors import CapscoreError
 from .._common import run
 
@@ -24,15 +25,19 @@ class Bleu:
         """Returns ``(score, scores)``: ``score[k]`` is corpus BLEU-(k+1), ``scores[k]`` the
         per-image BLEU-(k+1) values in ``gts`` order. Prints the pooled statistics and the
         length ratio, as pycocoevalcap does (``verbose=0`` to silence)."""
-        _, aggregate, columns, extras = run(["bleu"], gts, res)
-        if verbose > 0:
+        fast = _capscore.bleu_dicts(gts, res, self._n)
+        if fast is not None:
+            score, scores, t = fast
+        else:
+            _, aggregate, columns, extras = run(["bleu"], gts, res)
             t = extras["bleu_totals"]
+            keys = [f"Bleu_{k}" for k in range(1, self._n + 1)]
+            score = [float(aggregate[k]) for k in keys]
+            scores = [columns[k].tolist() for k in keys]
+        if verbose > 0:
             print({"testlen": t["testlen"], "reflen": t["reflen"],
                    "guess": t["guess"], "correct": t["correct"]})
             print("ratio:", t["ratio"])
-        keys = [f"Bleu_{k}" for k in range(1, self._n + 1)]
-        score = [float(aggregate[k]) for k in keys]
-        scores = [[float(x) for x in columns[k]] for k in keys]
         return score, scores
 
     def method(self) -> str:

@@ -7,6 +7,7 @@ from typing import Hashable, List, Mapping, Tuple
 
 import numpy as np
 
+from ... import _capscore
 from ..._errors import CapscoreError
 from .._common import run
 
@@ -27,6 +28,9 @@ class Cider:
         self, gts: Mapping[Hashable, List[str]], res: Mapping[Hashable, List[str]]
     ) -> Tuple[np.float64, np.ndarray]:
         """Returns ``(score, scores)``: numpy's mean of the per-image CIDEr-D and the array."""
+        fast = _capscore.cider_dicts(gts, res)
+        if fast is not None:
+            return np.float64(fast[0]), fast[1]
         _, aggregate, columns, _ = run(["cider_d"], gts, res)
         return np.float64(aggregate["CIDEr"]), np.asarray(columns["CIDEr"])
 
