@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod config;
 pub mod conn;
+pub mod cost;
 pub mod error;
 pub mod openapi;
 pub mod routes;
@@ -137,6 +138,7 @@ fn build_state_inner(
             max_references: cfg.max_references,
             max_caption_chars: cfg.max_caption_chars,
             max_caption_tokens: cfg.max_caption_tokens,
+            max_spice_caption_tokens: cfg.max_spice_caption_tokens,
         },
         compute,
         resources,
@@ -145,6 +147,7 @@ fn build_state_inner(
         request_timeout: Duration::from_secs_f64(cfg.request_timeout.max(0.001) + 5.0),
         requests: Arc::new(tokio::sync::Semaphore::new(cfg.max_requests.max(1))),
         conn: cfg.conn_limits(),
+        budget: cfg.budget(),
     })))
 }
 

@@ -47,6 +47,8 @@ pub struct App {
     pub requests: Arc<Semaphore>,
     /// Connection and body-transfer limits.
     pub conn: ConnLimits,
+    /// The memory budget and per-request cost limits.
+    pub budget: super::cost::Budget,
 }
 
 /// Whether each metric's external resources are loaded.

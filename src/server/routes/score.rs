@@ -19,9 +19,10 @@ use crate::engine::report::ImageIdSchema;
 use crate::engine::{self, DfChoice, Metric, Options, ReferenceSource, Report};
 use crate::input::{self, Candidate, ErrorCode, ImageId, InputError, Item, References};
 use crate::server::auth::ScoreRole;
+use crate::server::cost;
 use crate::server::error::responses as R;
 use crate::server::error::{ApiError, Problem};
-use crate::server::state::{App, AppState};
+use crate::server::state::{App, AppState, Fate};
 use crate::server::telemetry;
 
 /// Where CIDEr's document frequencies come from.
@@ -166,7 +167,7 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
                 let image_id = ImageId::from_value(&it.image_id).ok_or_else(|| {
                     ApiError::from(InputError::new(
                         ErrorCode::InvalidImageId,
-                        format!("items[{i}].image_id must be a number or a string"),
+                        format!("items[{i}].image_id must be a number or a string (numbers beyond 64-bit integers, or beyond 2^53 with a fraction or exponent, cannot be told apart: send them as strings)"),
                     ))
                 })?;
                 let at = || format!("items[{i}] (image_id {image_id})");
@@ -227,9 +228,14 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
 }
 
 /// The scoring itself (runs on the compute pool).
-fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiError> {
     #[cfg(feature = "test-support")]
     (app.hook)(body);
+    // Memory is reserved before the body is parsed, the rest once its captions are counted.
+    let mut reserved = cost::Reservation::default();
+    let parse = cost::PARSE_BYTES_PER_BODY_BYTE * body.len() as u64;
+    app.budget
+        .reserve(&mut reserved, parse, "parsing the request")?;
     let req: ScoreRequest = parse_body(body, "request body")?;
     let metrics = match &req.metrics {
         Some(list) => Metric::normalize(list.iter().copied().map(Ok))?,
@@ -255,6 +261,19 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
     let explain = req.explain.unwrap_or(false);
     let bootstrap = req.bootstrap;
     let job = job_of(app, req, ds.is_some())?;
+    let estimate = cost::admit_job(
+        app,
+        &metrics,
+        body.len(),
+        &job.candidates,
+        job.inline.as_ref(),
+        &mut reserved,
+    )?;
+    tracing::debug!(
+        cpu_s = estimate.cpu_seconds,
+        memory = estimate.memory,
+        "admitted"
+    );
     if let Some(b) = &bootstrap {
         b.check()
             .map_err(|m| ApiError::from(InputError::new(ErrorCode::InvalidFormat, m)))?;
@@ -279,6 +298,7 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         meteor: app.resources.meteor(),
         spice: app.resources.spice(),
         explain,
+        cancel: Some(&|| fate.is_abandoned()),
         ..Options::new(&metrics)
     };
     let report = match (job.inline, &ds) {
@@ -305,9 +325,9 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
     responses(
         (status = 200, description = "Scores (same numbers as the CLI)", body = Report),
         R::InvalidJson, R::Unauthorized, R::UnknownDataset, R::TooLarge,
-        (status = 422, description = "Bad input: `invalid_format`, `invalid_image_id`, `invalid_caption`, `unknown_metric`, `unknown_image_id`, `duplicate_image_id`, `missing_references`, `empty_results`, `no_reference_ngrams`, `limit_exceeded`, `invalid_dataset_name`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Bad input: `invalid_format`, `invalid_image_id`, `invalid_caption`, `unknown_metric`, `unknown_image_id`, `duplicate_image_id`, `missing_references`, `empty_results`, `no_reference_ngrams`, `limit_exceeded`, `cost_exceeded`, `invalid_dataset_name`", body = Problem, content_type = "application/problem+json"),
         R::Internal,
-        (status = 503, description = "Overloaded (`overloaded`, with Retry-After) or a metric's resources are not loaded (`resources_not_loaded`, names the metric)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Overloaded (`overloaded`, with Retry-After: computations or the memory budget) or a metric's resources are not loaded (`resources_not_loaded`, names the metric)", body = Problem, content_type = "application/problem+json"),
         (status = 504, description = "Computation timed out (`timeout`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -318,9 +338,12 @@ pub async fn score(
 ) -> Result<Response, ApiError> {
     let body = body?;
     let app = s.0.clone();
+    // Abandoned on timeout or when the client goes away: the engine stops within a caption.
+    let fate = Fate::default();
+    let cancel = fate.clone();
     let bytes =
         s.0.compute
-            .run(move || score_blocking(&app, &body))
+            .run_with(fate, move || score_blocking(&app, &body, &cancel))
             .await??;
     Ok(json_response(StatusCode::OK, bytes))
 }
