@@ -229,13 +229,13 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
 
 /// The scoring itself (runs on the compute pool).
 fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiError> {
-    #[cfg(feature = "test-support")]
-    (app.hook)(body);
     // Memory is reserved before the body is parsed, the rest once its captions are counted.
     let mut reserved = cost::Reservation::default();
     let parse = cost::PARSE_BYTES_PER_BODY_BYTE * body.len() as u64;
     app.budget
         .reserve(&mut reserved, parse, "parsing the request")?;
+    #[cfg(feature = "test-support")]
+    (app.hook)(body);
     let req: ScoreRequest = parse_body(body, "request body")?;
     let metrics = match &req.metrics {
         Some(list) => Metric::normalize(list.iter().copied().map(Ok))?,
