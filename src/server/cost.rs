@@ -124,14 +124,14 @@ pub fn estimate(metrics: &[Metric], body: u64, size: &Size) -> Estimate {
     );
     // Microseconds and bytes; parse and tokenization are paid whatever the metrics.
     let mut us = 0.3 * tok + 2.0 * caps;
-    let mut mem = PARSE_BYTES_PER_BODY_BYTE as f64 * body as f64 + 600.0 * caps + 40.0 * tok;
+    let mut mem = PARSE_BYTES_PER_BODY_BYTE as f64 * body as f64 + 1000.0 * caps + 16.0 * tok;
     let has = |m: Metric| metrics.contains(&m);
     if metrics
         .iter()
         .any(|m| m.step() == crate::engine::Step::Ngram)
     {
         us += 0.5 * tok;
-        mem += 60.0 * tok;
+        mem += 16.0 * tok;
     }
     if has(Metric::RougeL) {
         us += 0.004 * cross;
@@ -142,7 +142,7 @@ pub fn estimate(metrics: &[Metric], body: u64, size: &Size) -> Estimate {
     }
     if has(Metric::Spice) {
         us += 40.0 * tok + 0.15 * sq + 0.02 * cross;
-        mem += 32.0 * 1024.0 * 1024.0 + 3000.0 * tok + 4.0 * sq;
+        mem += 16.0 * 1024.0 * 1024.0 + 600.0 * tok;
     }
     Estimate {
         cpu_seconds: us / 1e6,

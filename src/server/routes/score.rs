@@ -341,9 +341,10 @@ pub async fn score(
     // Abandoned on timeout or when the client goes away: the engine stops within a caption.
     let fate = Fate::default();
     let cancel = fate.clone();
+    let light = body.len() <= crate::server::state::LIGHT_BODY_BYTES;
     let bytes =
         s.0.compute
-            .run_with(fate, move || score_blocking(&app, &body, &cancel))
+            .run_on(fate, light, move || score_blocking(&app, &body, &cancel))
             .await??;
     Ok(json_response(StatusCode::OK, bytes))
 }
