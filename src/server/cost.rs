@@ -124,14 +124,14 @@ pub fn estimate(metrics: &[Metric], body: u64, size: &Size) -> Estimate {
     );
     // Microseconds and bytes; parse and tokenization are paid whatever the metrics.
     let mut us = 0.3 * tok + 2.0 * caps;
-    let mut mem = PARSE_BYTES_PER_BODY_BYTE as f64 * body as f64 + 1000.0 * caps + 16.0 * tok;
+    let mut mem = PARSE_BYTES_PER_BODY_BYTE as f64 * body as f64 + 1000.0 * caps + 50.0 * tok;
     let has = |m: Metric| metrics.contains(&m);
     if metrics
         .iter()
         .any(|m| m.step() == crate::engine::Step::Ngram)
     {
         us += 0.5 * tok;
-        mem += 16.0 * tok;
+        mem += 50.0 * tok;
     }
     if has(Metric::RougeL) {
         us += 0.004 * cross;
