@@ -98,12 +98,29 @@ async fn requests_over_the_cost_or_memory_limit_are_refused_up_front() {
     assert_eq!(st, 200, "{v}");
     // Estimated CPU over 0.05 s: ROUGE-L's 1,000 x 1,000 tables for 100 references.
     let (st, v) = s.score(&request(1, 100, 1000)).await;
-    assert_eq!((st, v["code"].as_str()), (422, Some("cost_exceeded")), "{v}");
-    assert!(v["detail"].as_str().unwrap().contains("--max-request-cost"), "{v}");
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (422, Some("cost_exceeded")),
+        "{v}"
+    );
+    assert!(
+        v["detail"].as_str().unwrap().contains("--max-request-cost"),
+        "{v}"
+    );
     // Memory over 4 MiB: 6,000 short captions.
     let (st, v) = s.score(&request(2000, 2, 6)).await;
-    assert_eq!((st, v["code"].as_str()), (422, Some("cost_exceeded")), "{v}");
-    assert!(v["detail"].as_str().unwrap().contains("--max-request-memory"), "{v}");
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (422, Some("cost_exceeded")),
+        "{v}"
+    );
+    assert!(
+        v["detail"]
+            .as_str()
+            .unwrap()
+            .contains("--max-request-memory"),
+        "{v}"
+    );
     s.stop().await;
 }
 
@@ -143,13 +160,23 @@ async fn the_memory_budget_sheds_with_overloaded_and_is_returned() {
     second["items"][0]["candidate"] = json!("y ".repeat(200_000));
     let (st, v) = s.score(&second).await;
     assert_eq!((st, v["code"].as_str()), (503, Some("overloaded")), "{v}");
-    assert!(v["detail"].as_str().unwrap().contains("--memory-budget"), "{v}");
+    assert!(
+        v["detail"].as_str().unwrap().contains("--memory-budget"),
+        "{v}"
+    );
     gate_tx.send(()).expect("release");
     let st = first.await.expect("join").expect("first");
-    assert_eq!(st, 422, "the held request: its caption is over the token limit");
+    assert_eq!(
+        st, 422,
+        "the held request: its caption is over the token limit"
+    );
     // The budget is back: the same request is admitted (and refused for its caption only).
     let (st, v) = s.score(&second).await;
-    assert_eq!((st, v["code"].as_str()), (422, Some("limit_exceeded")), "{v}");
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (422, Some("limit_exceeded")),
+        "{v}"
+    );
     s.stop().await;
 }
 
@@ -165,7 +192,11 @@ async fn ids_that_floats_cannot_tell_apart_are_refused() {
     )
     .expect("json");
     let (st, v) = s.score(&body).await;
-    assert_eq!((st, v["code"].as_str()), (422, Some("invalid_image_id")), "{v}");
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (422, Some("invalid_image_id")),
+        "{v}"
+    );
     assert!(v["detail"].as_str().unwrap().contains("as strings"), "{v}");
     // Up to 2^64 - 1 integers are exact: neighbours stay apart.
     let body: Value = serde_json::from_str(

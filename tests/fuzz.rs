@@ -30,8 +30,8 @@ impl Rng {
 
 const WORDS: &[&str] = &[
     "a", "dog", "cat", "man", "riding", "red", "on", "the", "of", "and", "&", ",", ".", "'s",
-    "n't", "two", "big", "sitting", "x-ray", "gonna", "cannot", "(", ")", "--", "\"", "...",
-    "é", "日本", "\u{200b}", "\t", "\n", "\u{0}", "🙂", "1.5", "-", "%", "$", "@", "ﬁ",
+    "n't", "two", "big", "sitting", "x-ray", "gonna", "cannot", "(", ")", "--", "\"", "...", "é",
+    "日本", "\u{200b}", "\t", "\n", "\u{0}", "🙂", "1.5", "-", "%", "$", "@", "ﬁ",
 ];
 
 fn caption(r: &mut Rng) -> String {
@@ -41,10 +41,7 @@ fn caption(r: &mut Rng) -> String {
         _ => 1 + r.below(20),
     };
     let sep = if r.below(8) == 0 { "" } else { " " };
-    (0..n)
-        .map(|_| *r.pick(WORDS))
-        .collect::<Vec<_>>()
-        .join(sep)
+    (0..n).map(|_| *r.pick(WORDS)).collect::<Vec<_>>().join(sep)
 }
 
 fn metrics(r: &mut Rng) -> Value {
@@ -88,7 +85,11 @@ fn random_value(r: &mut Rng, depth: usize) -> Value {
         4 => serde_json::from_str("18446744073709551616").unwrap_or(Value::Null),
         5 | 6 => json!(caption(r)),
         7 => json!(*r.pick(&["bleu", "spice", "cider", "", "BLEU", "dataset", "batch"])),
-        8 => Value::Array((0..r.below(4)).map(|_| random_value(r, depth + 1)).collect()),
+        8 => Value::Array(
+            (0..r.below(4))
+                .map(|_| random_value(r, depth + 1))
+                .collect(),
+        ),
         _ => {
             let keys = [
                 "image_id",
@@ -156,7 +157,9 @@ fn damage(r: &mut Rng, bytes: &mut Vec<u8>) {
         0 => bytes.truncate(i),
         1 => bytes[i] ^= 1 << r.below(8),
         2 => bytes.insert(i, *r.pick(b"{}[]\",:\\0e-\x00\xff")),
-        _ => bytes.splice(i..i, b"\\ud800".iter().copied()).for_each(drop),
+        _ => bytes
+            .splice(i..i, b"\\ud800".iter().copied())
+            .for_each(drop),
     }
 }
 
@@ -174,9 +177,14 @@ async fn mutated_score_requests_never_get_a_5xx() {
     let mut cfg = ServeArgs::with_data_dir(dir.path().to_path_buf());
     cfg.threads = 2;
     let cache = capscore::resources::default_cache_dir();
-    let meteor = Arc::new(capscore::resources::load::meteor(&cache).unwrap_or_else(|e| {
-        panic!("METEOR data missing in {} ({e}): run `capscore fetch`", cache.display())
-    }));
+    let meteor = Arc::new(
+        capscore::resources::load::meteor(&cache).unwrap_or_else(|e| {
+            panic!(
+                "METEOR data missing in {} ({e}): run `capscore fetch`",
+                cache.display()
+            )
+        }),
+    );
     let spice = capscore::resources::load::spice(
         &cache,
         capscore::metrics::spice::SynonymSource::Meteor(meteor.clone()),
@@ -236,7 +244,10 @@ async fn mutated_score_requests_never_get_a_5xx() {
         }
     }
     eprintln!("fuzz: {cases} cases, statuses {statuses:?}");
-    assert!(statuses.get(&200).copied().unwrap_or(0) > cases / 10, "{statuses:?}");
+    assert!(
+        statuses.get(&200).copied().unwrap_or(0) > cases / 10,
+        "{statuses:?}"
+    );
     let _ = tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
 }
