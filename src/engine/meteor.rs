@@ -15,13 +15,19 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
     let m = ctx.loaded(Metric::Meteor, ctx.opts.meteor)?;
     let _span = tracing::debug_span!("meteor").entered();
     let (batch, tok) = (ctx.batch, ctx.tok);
-    let stats: Vec<Result<SegmentStats, MeteorError>> = (0..batch.items.len())
+    let stats: Vec<Option<Result<SegmentStats, MeteorError>>> = (0..batch.items.len())
         .into_par_iter()
         .map(|i| {
+            if ctx.opts.cancelled() {
+                return None;
+            }
             let refs: Vec<&str> = tok.references[i].iter().map(String::as_str).collect();
-            m.segment(&tok.candidates[i], &refs)
+            Some(m.segment(&tok.candidates[i], &refs))
         })
         .collect();
+    let Some(stats) = stats.into_iter().collect::<Option<Vec<_>>>() else {
+        return Err(super::cancelled());
+    };
     let mut ok = Vec::with_capacity(stats.len());
     for (i, st) in stats.into_iter().enumerate() {
         match st {

@@ -92,6 +92,10 @@ pub struct Options<'a> {
     /// Keep the per-image pooling statistics in the report ([`Report::pool`], not serialized):
     /// paired comparisons recompute aggregates from them.
     pub keep_pool: bool,
+    /// Cooperative cancellation: once it returns true, the long per-image and per-caption
+    /// loops stop and [`score`] answers `timeout` (a server's request timed out or its client
+    /// went away; nobody reads the result).
+    pub cancel: Option<&'a (dyn Fn() -> bool + Sync)>,
 }
 
 impl<'a> Options<'a> {
@@ -108,8 +112,27 @@ impl<'a> Options<'a> {
             bootstrap: None,
             require_complete: false,
             keep_pool: false,
+            cancel: None,
         }
     }
+
+    /// True once the caller cancelled the computation.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(|c| c())
+    }
+
+    /// The cancellation check as a function (never true without one).
+    pub fn stop(&self) -> &(dyn Fn() -> bool + Sync) {
+        self.cancel.unwrap_or(&|| false)
+    }
+}
+
+/// The error of a cancelled computation.
+fn cancelled() -> InputError {
+    InputError::new(
+        ErrorCode::Timeout,
+        "the computation was cancelled (its request timed out or its client went away)",
+    )
 }
 
 /// The tokenized batch: candidates and references in evaluation order.
@@ -304,12 +327,18 @@ pub fn score(
     steps.sort_unstable();
     steps.dedup();
     for step in steps {
+        if opts.cancelled() {
+            return Err(cancelled());
+        }
         match step {
             Step::Meteor => meteor::run(&ctx, &mut out)?,
             Step::Ngram => ngram::run(&ctx, &mut out)?,
             Step::Spice => spice::run(&ctx, &mut out)?,
             Step::Spider => spider(&mut out),
         }
+    }
+    if opts.cancelled() {
+        return Err(cancelled());
     }
     Ok(finish(&batch, &tok, &prepared, opts, out))
 }

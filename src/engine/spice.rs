@@ -21,7 +21,8 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
     let _span = tracing::debug_span!("spice").entered();
     let (batch, tok) = (ctx.batch, ctx.tok);
     let n = batch.items.len();
-    let (cand_tuples, cand_failed) = sp.tuples(&tok.candidates);
+    let stop = ctx.opts.stop();
+    let (cand_tuples, cand_failed) = sp.tuples_until(&tok.candidates, stop);
     let mut failed: Vec<bool> = cand_failed;
     let built;
     let graphs: &[SceneGraph] = match &ctx.refs.spice {
@@ -33,7 +34,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
         }
         _ => {
             let images: Vec<&[String]> = tok.references.iter().map(Vec::as_slice).collect();
-            let (g, ref_failed) = sp.caption_graphs(&images);
+            let (g, ref_failed) = sp.caption_graphs_until(&images, stop);
             for (f, r) in failed.iter_mut().zip(ref_failed) {
                 *f |= r;
             }
@@ -54,6 +55,9 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
             references: g,
         })
         .collect();
+    if ctx.opts.cancelled() {
+        return Err(super::cancelled());
+    }
     let corpus = sp.score(&keys, &items, ctx.opts.explain);
     out.aggregate.spice = Some(corpus.score);
     for (row, (_, im)) in out.per_image.iter_mut().zip(&corpus.images) {

@@ -70,7 +70,9 @@ error_codes! {
     /// An unknown metric name.
     UnknownMetric => ("unknown_metric", 422, "Unknown metric", "a metric name capscore does not know (`cider` is ambiguous on purpose)"),
     /// A limit (caption length, item count, ...) was exceeded.
-    LimitExceeded => ("limit_exceeded", 422, "Limit exceeded", "too many items, references per item, or a caption too long"),
+    LimitExceeded => ("limit_exceeded", 422, "Limit exceeded", "too many items, references per item, or a caption too long (for SPICE: `--max-spice-caption-tokens`)"),
+    /// The request's estimated CPU time or memory is over the server's per-request maximum.
+    CostExceeded => ("cost_exceeded", 422, "Cost exceeded", "the request's estimated CPU time or memory is over `--max-request-cost` / `--max-request-memory` (split it)"),
     /// A requested metric whose resources are not loaded (library and CLI; the server answers
     /// `resources_not_loaded` before it gets here).
     MetricUnavailable => ("metric_unavailable", 422, "Metric unavailable", "a metric whose resources are not loaded (library, CLI)"),
@@ -91,7 +93,7 @@ error_codes! {
     /// The key's role may not do this.
     Forbidden => ("forbidden", 403, "Forbidden", "the key's role may not do this"),
     /// Too many computations in flight: retry later.
-    Overloaded => ("overloaded", 503, "Overloaded", "too many computations in flight (with `Retry-After`)"),
+    Overloaded => ("overloaded", 503, "Overloaded", "too many computations in flight, or the memory budget (`--memory-budget`) is held by the requests in flight (with `Retry-After`)"),
     /// A requested metric's resources are not loaded.
     ResourcesNotLoaded => ("resources_not_loaded", 503, "Resources not loaded", "a requested metric's data is not loaded (names the metric)"),
     /// The computation took longer than the configured timeout.

@@ -50,7 +50,7 @@ fn image_id_of(v: Option<&Value>, at: &str) -> Result<ImageId, InputError> {
             InputError::new(
                 ErrorCode::InvalidImageId,
                 format!(
-                    "{at}: image_id must be a number or a string, got {}",
+                    "{at}: image_id must be a number or a string, got {} (numbers beyond 64-bit integers, or beyond 2^53 with a fraction or exponent, cannot be told apart: send them as strings)",
                     json_type(v)
                 ),
             )

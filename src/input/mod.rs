@@ -73,7 +73,12 @@ impl ImageId {
                     ImageKey::Int(i128::from(u))
                 } else {
                     let f = n.as_f64()?;
-                    if f.fract() == 0.0 && f.abs() < 1.7e38 {
+                    // Beyond 2^53 a float stands for many integers (2^64 and 2^64 + 1 parse
+                    // to the same one): such an id could collide, so it is refused.
+                    if f.abs() >= 9_007_199_254_740_992.0 {
+                        return None;
+                    }
+                    if f.fract() == 0.0 {
                         ImageKey::Int(f as i128)
                     } else {
                         ImageKey::Float(f.to_bits())

@@ -96,6 +96,30 @@ fn zeroed(v: &mut Vec<f32>, n: usize) {
 /// How many documents one batch of the encoder holds.
 const BATCH: usize = 64;
 
+/// Most tokens one batch holds (a longer document is a batch of its own): the per-thread
+/// buffers take about 8 KB per token of a batch, so long captions must not fill a batch of
+/// [`BATCH`] documents (64 captions of 1,000 tokens held 500 MB per thread). Captions of up
+/// to 32 tokens still fill whole batches.
+const BATCH_TOKENS: usize = 2048;
+
+/// Batches of `docs` in order: at most [`BATCH`] documents and [`BATCH_TOKENS`] tokens each
+/// (at least one document). A function of the input alone, never of the thread count.
+fn batches(docs: &[Vec<&str>]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut tokens) = (0, 0);
+    for (i, d) in docs.iter().enumerate() {
+        if i > start && (i - start == BATCH || tokens + d.len() > BATCH_TOKENS) {
+            out.push(start..i);
+            (start, tokens) = (i, 0);
+        }
+        tokens += d.len();
+    }
+    if start < docs.len() {
+        out.push(start..docs.len());
+    }
+    out
+}
+
 fn add_bias(y: &mut [f32], b: &[f32]) {
     for row in y.chunks_exact_mut(b.len()) {
         for (v, bb) in row.iter_mut().zip(b) {
@@ -440,8 +464,26 @@ impl Nlp {
     /// Tags and parses documents given as words; documents are independent, and the result
     /// does not depend on batching or on the number of threads.
     pub fn parse_batch(&self, docs: &[Vec<&str>]) -> Vec<Vec<ParsedToken>> {
-        docs.par_chunks(BATCH)
-            .flat_map_iter(|chunk| self.parse_chunk(chunk))
+        self.parse_batch_until(docs, &|| false)
+    }
+
+    /// [`Nlp::parse_batch`] that stops early once `stop()` is true (checked before each batch):
+    /// the documents not parsed then come back empty (the caller discards the result).
+    pub fn parse_batch_until(
+        &self,
+        docs: &[Vec<&str>],
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Vec<Vec<ParsedToken>> {
+        batches(docs)
+            .into_par_iter()
+            .flat_map_iter(|r| {
+                let chunk = &docs[r];
+                if stop() {
+                    vec![Vec::new(); chunk.len()]
+                } else {
+                    self.parse_chunk(chunk)
+                }
+            })
             .collect()
     }
 
@@ -510,5 +552,24 @@ impl Nlp {
             );
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_bound_documents_and_tokens() {
+        let short = vec!["a"; 12];
+        let long = vec!["a"; 1000];
+        let docs: Vec<Vec<&str>> = vec![short.clone(); 130];
+        let b = batches(&docs);
+        assert_eq!(b, vec![0..64, 64..128, 128..130]);
+        let docs: Vec<Vec<&str>> = vec![long.clone(), long.clone(), long.clone(), short];
+        assert_eq!(batches(&docs), vec![0..2, 2..4]);
+        let huge = vec!["a"; 5000];
+        assert_eq!(batches(&[huge.clone(), huge]), vec![0..1, 1..2]);
+        assert!(batches(&[]).is_empty());
     }
 }

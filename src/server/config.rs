@@ -24,6 +24,8 @@ pub struct Limits {
     pub max_caption_chars: usize,
     /// Tokens per caption (pycocoevalcap's tokenizer, the caption on its own).
     pub max_caption_tokens: usize,
+    /// Tokens per caption in a request that asks for SPICE.
+    pub max_spice_caption_tokens: usize,
 }
 
 /// Connection limits (see [`super::conn`]).
@@ -68,6 +70,21 @@ pub struct ServeArgs {
     /// linearly with length).
     #[arg(long, env = "CAPSCORE_MAX_CAPTION_TOKENS", default_value_t = 1024)]
     pub max_caption_tokens: usize,
+    /// Maximum tokens per caption in a request that asks for SPICE (its dependency conversion
+    /// grows with the square of a sentence's length).
+    #[arg(long, env = "CAPSCORE_MAX_SPICE_CAPTION_TOKENS", default_value_t = 256)]
+    pub max_spice_caption_tokens: usize,
+    /// Most estimated CPU seconds one score request may cost (422 `cost_exceeded` beyond).
+    #[arg(long, env = "CAPSCORE_MAX_REQUEST_COST", default_value_t = 10.0)]
+    pub max_request_cost: f64,
+    /// Most estimated memory one score request may take, in MiB (422 `cost_exceeded` beyond).
+    #[arg(long, env = "CAPSCORE_MAX_REQUEST_MEMORY", default_value_t = 320)]
+    pub max_request_memory: u64,
+    /// Memory all score requests in flight may take together, in MiB (503 `overloaded`
+    /// beyond; 0: 8 x --max-request-memory). Add about 400 MiB for the loaded resources to
+    /// get the process's peak.
+    #[arg(long, env = "CAPSCORE_MEMORY_BUDGET", default_value_t = 0)]
+    pub memory_budget: u64,
     /// Request timeout in seconds (computation; the whole request gets 5 s more).
     #[arg(long, env = "CAPSCORE_REQUEST_TIMEOUT", default_value_t = 60.0)]
     pub request_timeout: f64,
@@ -136,6 +153,17 @@ impl ServeArgs {
         args.data_dir = data_dir;
         args.resources.offline = true;
         args
+    }
+
+    /// The memory budget and per-request cost limits these flags give.
+    pub fn budget(&self) -> super::cost::Budget {
+        let per = self.max_request_memory.max(1) << 20;
+        let total = if self.memory_budget > 0 {
+            self.memory_budget << 20
+        } else {
+            8 * per
+        };
+        super::cost::Budget::new(total, per, self.max_request_cost)
     }
 
     /// The connection limits these flags give (`--max-connections 0`: from the open-file

@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod config;
 pub mod conn;
+pub mod cost;
 pub mod error;
 pub mod openapi;
 pub mod routes;
@@ -32,7 +33,7 @@ use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use utoipa_scalar::{Scalar, Servable};
+use utoipa_swagger_ui::{Config, SwaggerUi};
 
 pub use config::{ConnLimits, Limits, ServeArgs};
 pub use error::{ApiError, HttpStatus};
@@ -137,6 +138,7 @@ fn build_state_inner(
             max_references: cfg.max_references,
             max_caption_chars: cfg.max_caption_chars,
             max_caption_tokens: cfg.max_caption_tokens,
+            max_spice_caption_tokens: cfg.max_spice_caption_tokens,
         },
         compute,
         resources,
@@ -145,6 +147,7 @@ fn build_state_inner(
         request_timeout: Duration::from_secs_f64(cfg.request_timeout.max(0.001) + 5.0),
         requests: Arc::new(tokio::sync::Semaphore::new(cfg.max_requests.max(1))),
         conn: cfg.conn_limits(),
+        budget: cfg.budget(),
     })))
 }
 
@@ -188,11 +191,12 @@ fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> axum::respons
     ApiError::internal(format!("panic in handler: {msg}")).into_response()
 }
 
-/// The application: API routes, `/openapi.json`, the docs page at `/docs`, and the layers
+/// The application: API routes, `/openapi.json`, the docs page at `/docs` (Swagger UI, served
+/// from the binary), and the layers
 /// (request ids, tracing, metrics, panics, timeouts, load shedding, body limit, compression).
 pub fn router(state: AppState) -> Router {
     let (api, spec) = api().split_for_parts();
-    let spec_json = Arc::new(spec.clone());
+    let spec_json = Arc::new(spec);
     let x_request_id = HeaderName::from_static("x-request-id");
     let app = state.0.clone();
     api.route(
@@ -202,7 +206,9 @@ pub fn router(state: AppState) -> Router {
             async move { Json((*s).clone()) }
         }),
     )
-    .merge(Scalar::with_url("/docs", spec))
+    // Swagger UI's files are vendored in the binary: the page works offline. No validator
+    // badge (it would load from the network).
+    .merge(SwaggerUi::new("/docs").config(Config::new(["/openapi.json"]).validator_url("none")))
     .fallback(routes::not_found)
     .method_not_allowed_fallback(routes::method_not_allowed)
     .layer(axum::middleware::from_fn(telemetry::track))

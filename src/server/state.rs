@@ -47,6 +47,8 @@ pub struct App {
     pub requests: Arc<Semaphore>,
     /// Connection and body-transfer limits.
     pub conn: ConnLimits,
+    /// The memory budget and per-request cost limits.
+    pub budget: super::cost::Budget,
 }
 
 /// Whether each metric's external resources are loaded.
@@ -217,9 +219,16 @@ impl Drop for AbandonOnDrop {
     }
 }
 
-/// The bounded gate in front of the rayon pool.
+/// Request bodies up to this size run on the light lane: one image with a few references costs
+/// milliseconds (the most SPICE can cost in 4 KiB is about 50 ms), and must not wait behind
+/// heavy requests that hold every thread of the main pool.
+pub const LIGHT_BODY_BYTES: usize = 4096;
+
+/// The bounded gate in front of the rayon pools.
 pub struct Compute {
     pool: rayon::ThreadPool,
+    /// One thread for light requests ([`LIGHT_BODY_BYTES`]), beside the main pool.
+    light: rayon::ThreadPool,
     permits: Arc<Semaphore>,
     capacity: usize,
     timeout: Duration,
@@ -233,9 +242,15 @@ impl Compute {
             .thread_name(|i| format!("capscore-compute-{i}"))
             .build()
             .map_err(std::io::Error::other)?;
+        let light = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "capscore-light".to_owned())
+            .build()
+            .map_err(std::io::Error::other)?;
         let capacity = max_in_flight.max(1);
         Ok(Compute {
             pool,
+            light,
             permits: Arc::new(Semaphore::new(capacity)),
             capacity,
             timeout,
@@ -271,6 +286,16 @@ impl Compute {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
+        self.run_on(fate, false, f).await
+    }
+
+    /// [`Compute::run_with`] on the light lane when `light` (a request known to be small), so
+    /// that it never queues behind heavy work.
+    pub async fn run_on<T, F>(&self, fate: Fate, light: bool, f: F) -> Result<T, ApiError>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
         let permit = self.permits.clone().try_acquire_owned().map_err(|_| {
             metrics::counter!("capscore_shed_total").increment(1);
             ApiError::overloaded()
@@ -280,7 +305,8 @@ impl Compute {
         let span = tracing::Span::current();
         let permits = self.permits.clone();
         let capacity = self.capacity;
-        self.pool.spawn(move || {
+        let pool = if light { &self.light } else { &self.pool };
+        pool.spawn(move || {
             let _enter = span.enter();
             let r = std::panic::catch_unwind(AssertUnwindSafe(f));
             drop(permit);

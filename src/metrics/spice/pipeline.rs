@@ -81,6 +81,16 @@ impl Spice {
     /// caption, whether its tuples could not be built (a converter failure: that caption
     /// contributes no tuples, and callers report it; never silently).
     pub fn tuples<S: AsRef<str> + Sync>(&self, captions: &[S]) -> (Vec<Vec<Tuple>>, Vec<bool>) {
+        self.tuples_until(captions, &|| false)
+    }
+
+    /// [`Spice::tuples`] that stops early once `stop()` is true (checked per parser batch and
+    /// per caption): the result is then incomplete and must be discarded.
+    pub fn tuples_until<S: AsRef<str> + Sync>(
+        &self,
+        captions: &[S],
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> (Vec<Vec<Tuple>>, Vec<bool>) {
         let mut index: FxHashMap<&str, usize> = FxHashMap::default();
         let mut uniq: Vec<&str> = Vec::new();
         let slots: Vec<usize> = captions
@@ -97,10 +107,13 @@ impl Spice {
             .iter()
             .map(|c| c.split_whitespace().collect())
             .collect();
-        let parsed = self.nlp.parse_batch(&docs);
+        let parsed = self.nlp.parse_batch_until(&docs, stop);
         let tuples: Vec<Option<Vec<Tuple>>> = parsed
             .par_iter()
             .map(|tokens| {
+                if stop() {
+                    return None;
+                }
                 let toks: Vec<SpacyToken> = tokens.iter().map(SpacyToken::from).collect();
                 let sentences = convert(&toks, &self.lemmas);
                 // `convert` only yields in-range edges; an error is a converter bug.
@@ -122,18 +135,46 @@ impl Spice {
 
     /// Merged reference graphs of many images (`refs[i]`: the tuples of image i's references).
     pub fn reference_graphs(&self, refs: &[Vec<Vec<Tuple>>]) -> Vec<SceneGraph> {
-        refs.par_iter().map(|r| self.reference_graph(r)).collect()
+        self.reference_graphs_until(refs, &|| false)
+    }
+
+    /// [`Spice::reference_graphs`] that stops early once `stop()` is true (checked per image;
+    /// the images left get empty graphs: discard the result).
+    fn reference_graphs_until(
+        &self,
+        refs: &[Vec<Vec<Tuple>>],
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Vec<SceneGraph> {
+        refs.par_iter()
+            .map(|r| {
+                if stop() {
+                    self.reference_graph(&[])
+                } else {
+                    self.reference_graph(r)
+                }
+            })
+            .collect()
     }
 
     /// Merged reference graphs of many images from their reference captions (`images[i]`:
     /// image i's references), every caption parsed in one batch; per image, whether a
     /// reference's tuples could not be built (see [`Spice::tuples`]).
     pub fn caption_graphs(&self, images: &[&[String]]) -> (Vec<SceneGraph>, Vec<bool>) {
+        self.caption_graphs_until(images, &|| false)
+    }
+
+    /// [`Spice::caption_graphs`] that stops early once `stop()` is true (the result is then
+    /// incomplete: discard it).
+    pub fn caption_graphs_until(
+        &self,
+        images: &[&[String]],
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> (Vec<SceneGraph>, Vec<bool>) {
         let flat: Vec<&str> = images
             .iter()
             .flat_map(|r| r.iter().map(String::as_str))
             .collect();
-        let (tuples, failed) = self.tuples(&flat);
+        let (tuples, failed) = self.tuples_until(&flat, stop);
         let (mut tuples, mut failed) = (tuples.into_iter(), failed.into_iter());
         let grouped: Vec<Vec<Vec<Tuple>>> = images
             .iter()
@@ -143,7 +184,7 @@ impl Spice {
             .iter()
             .map(|r| failed.by_ref().take(r.len()).fold(false, |a, f| a | f))
             .collect();
-        (self.reference_graphs(&grouped), image_failed)
+        (self.reference_graphs_until(&grouped, stop), image_failed)
     }
 
     /// Scores images; `order_keys` give pycocoevalcap's order for the corpus mean (sorted

@@ -19,9 +19,10 @@ use crate::engine::report::ImageIdSchema;
 use crate::engine::{self, DfChoice, Metric, Options, ReferenceSource, Report};
 use crate::input::{self, Candidate, ErrorCode, ImageId, ImageKey, InputError, Item, References};
 use crate::server::auth::ScoreRole;
+use crate::server::cost;
 use crate::server::error::responses as R;
 use crate::server::error::{ApiError, Problem};
-use crate::server::state::{App, AppState};
+use crate::server::state::{App, AppState, Fate};
 use crate::server::telemetry;
 use rustc_hash::FxHashMap;
 
@@ -215,7 +216,7 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
                 let image_id = ImageId::from_value(&it.image_id).ok_or_else(|| {
                     ApiError::from(InputError::new(
                         ErrorCode::InvalidImageId,
-                        format!("items[{i}].image_id must be a number or a string"),
+                        format!("items[{i}].image_id must be a number or a string (numbers beyond 64-bit integers, or beyond 2^53 with a fraction or exponent, cannot be told apart: send them as strings)"),
                     ))
                 })?;
                 let at = || format!("items[{i}] (image_id {image_id})");
@@ -281,7 +282,12 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
 }
 
 /// The scoring itself (runs on the compute pool).
-fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiError> {
+    // Memory is reserved before the body is parsed, the rest once its captions are counted.
+    let mut reserved = cost::Reservation::default();
+    let parse = cost::PARSE_BYTES_PER_BODY_BYTE * body.len() as u64;
+    app.budget
+        .reserve(&mut reserved, parse, "parsing the request")?;
     #[cfg(feature = "test-support")]
     (app.hook)(body);
     let req: ScoreRequest = parse_body(body, "request body")?;
@@ -313,6 +319,19 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         || ds.as_ref().is_some_and(|d| d.meta.require_complete);
     let split_by = req.split_by.clone();
     let mut job = job_of(app, req, ds.is_some())?;
+    let estimate = cost::admit_job(
+        app,
+        &metrics,
+        body.len(),
+        &job.candidates,
+        job.inline.as_ref(),
+        &mut reserved,
+    )?;
+    tracing::debug!(
+        cpu_s = estimate.cpu_seconds,
+        memory = estimate.memory,
+        "admitted"
+    );
     let labels: Option<(String, FxHashMap<ImageKey, String>)> = match (split_by, job.labels.take())
     {
         (Some(_), Some(_)) => {
@@ -369,6 +388,7 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         spice: app.resources.spice(),
         explain,
         require_complete: strict,
+        cancel: Some(&|| fate.is_abandoned()),
         ..Options::new(&metrics)
     };
     let run = |cands: Vec<Candidate>, source: &dyn ReferenceSource| match &labels {
@@ -410,9 +430,9 @@ fn score_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
     responses(
         (status = 200, description = "Scores (same numbers as the CLI): the report, or EvalAI's result shape with `\"format\": \"evalai\"`", body = ScoreOutput),
         R::InvalidJson, R::Unauthorized, R::UnknownDataset, R::TooLarge,
-        (status = 422, description = "Bad input: `invalid_format`, `invalid_image_id`, `invalid_caption`, `unknown_metric`, `unknown_image_id`, `duplicate_image_id`, `missing_references`, `empty_results`, `no_reference_ngrams`, `limit_exceeded`, `invalid_dataset_name`, `incomplete_results`, `missing_split`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Bad input: `invalid_format`, `invalid_image_id`, `invalid_caption`, `unknown_metric`, `unknown_image_id`, `duplicate_image_id`, `missing_references`, `empty_results`, `no_reference_ngrams`, `limit_exceeded`, `cost_exceeded`, `invalid_dataset_name`, `incomplete_results`, `missing_split`", body = Problem, content_type = "application/problem+json"),
         R::Internal,
-        (status = 503, description = "Overloaded (`overloaded`, with Retry-After) or a metric's resources are not loaded (`resources_not_loaded`, names the metric)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Overloaded (`overloaded`, with Retry-After: computations or the memory budget) or a metric's resources are not loaded (`resources_not_loaded`, names the metric)", body = Problem, content_type = "application/problem+json"),
         (status = 504, description = "Computation timed out (`timeout`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -423,9 +443,13 @@ pub async fn score(
 ) -> Result<Response, ApiError> {
     let body = body?;
     let app = s.0.clone();
+    // Abandoned on timeout or when the client goes away: the engine stops within a caption.
+    let fate = Fate::default();
+    let cancel = fate.clone();
+    let light = body.len() <= crate::server::state::LIGHT_BODY_BYTES;
     let bytes =
         s.0.compute
-            .run(move || score_blocking(&app, &body))
+            .run_on(fate, light, move || score_blocking(&app, &body, &cancel))
             .await??;
     Ok(json_response(StatusCode::OK, bytes))
 }

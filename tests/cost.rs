@@ -1,0 +1,235 @@
+//! Issue 18: every score request's cost is bounded before work starts. The estimate against
+//! `--max-request-cost` / `--max-request-memory` (422 `cost_exceeded`), the memory budget
+//! shared by the requests in flight (503 `overloaded`), SPICE's per-caption token limit,
+//! cooperative cancellation, and ids that floats cannot tell apart. Servers listen on
+//! 127.0.0.1 only.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use capscore::engine::{self, Metric, Options, OwnedReferences};
+use capscore::input::{Candidate, ErrorCode, ImageId, References};
+use capscore::server::{self, auth::Keys, state::Resources, ServeArgs};
+use serde_json::{json, Value};
+
+struct Server {
+    base: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Server {
+    async fn start(
+        dir: &Path,
+        hook: server::routes::Hook,
+        tweak: impl FnOnce(&mut ServeArgs),
+    ) -> Server {
+        let mut cfg = ServeArgs::with_data_dir(dir.to_path_buf());
+        cfg.threads = 2;
+        tweak(&mut cfg);
+        let state = server::build_state_with_hook(&cfg, Keys::none(), hook, Resources::default())
+            .expect("state");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(server::serve(listener, state, async move {
+            let _ = rx.await;
+        }));
+        Server {
+            base: format!("http://{addr}"),
+            stop: Some(tx),
+            task,
+        }
+    }
+
+    async fn score(&self, body: &Value) -> (u16, Value) {
+        let res = reqwest::Client::new()
+            .post(format!("{}/v1/score", self.base))
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        let status = res.status().as_u16();
+        let v = res.json().await.unwrap_or(Value::Null);
+        (status, v)
+    }
+
+    async fn stop(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.task).await;
+    }
+}
+
+fn no_hook() -> server::routes::Hook {
+    Arc::new(|_: &[u8]| {})
+}
+
+/// `n` images, each with `refs` references of `words` words.
+fn request(n: usize, refs: usize, words: usize) -> Value {
+    let cap = |i: usize| {
+        (0..words)
+            .map(|w| ["a", "dog", "runs", "on", "the", "green", "grass"][(i + w) % 7])
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let items: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"image_id": i, "candidate": cap(i),
+                   "references": (0..refs).map(|j| cap(i + j + 1)).collect::<Vec<_>>()})
+        })
+        .collect();
+    json!({"metrics": ["bleu", "rouge_l", "cider_d"], "items": items})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_over_the_cost_or_memory_limit_are_refused_up_front() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let s = Server::start(dir.path(), no_hook(), |c| {
+        c.max_request_cost = 0.05;
+        c.max_request_memory = 4;
+    })
+    .await;
+    let (st, v) = s.score(&request(2, 2, 8)).await;
+    assert_eq!(st, 200, "{v}");
+    // Estimated CPU over 0.05 s: ROUGE-L's 1,000 x 1,000 tables for 100 references.
+    let (st, v) = s.score(&request(1, 100, 1000)).await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (422, Some("cost_exceeded")),
+        "{v}"
+    );
+    assert!(
+        v["detail"].as_str().unwrap().contains("--max-request-cost"),
+        "{v}"
+    );
+    // Memory over 4 MiB: 6,000 short captions.
+    let (st, v) = s.score(&request(2000, 2, 6)).await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (422, Some("cost_exceeded")),
+        "{v}"
+    );
+    assert!(
+        v["detail"]
+            .as_str()
+            .unwrap()
+            .contains("--max-request-memory"),
+        "{v}"
+    );
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_memory_budget_sheds_with_overloaded_and_is_returned() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (gate_tx, gate_rx) = std::sync::mpsc::channel::<()>();
+    let gate = Arc::new(std::sync::Mutex::new(gate_rx));
+    // The first request with a "hold" marker waits until the test lets it go.
+    let hook: server::routes::Hook = Arc::new(move |body: &[u8]| {
+        if body.windows(4).any(|w| w == b"hold") {
+            let _ = gate
+                .lock()
+                .expect("gate")
+                .recv_timeout(Duration::from_secs(20));
+        }
+    });
+    let s = Server::start(dir.path(), hook, |c| {
+        c.max_request_memory = 3;
+        c.memory_budget = 3;
+    })
+    .await;
+    // About 2.4 MiB reserved for its parse while it is held.
+    let mut held = request(1, 1, 3);
+    held["items"][0]["candidate"] = json!(format!("hold {}", "x ".repeat(300_000)));
+    let base = s.base.clone();
+    let first = tokio::spawn(async move {
+        reqwest::Client::new()
+            .post(format!("{base}/v1/score"))
+            .json(&held)
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut second = request(1, 1, 3);
+    second["items"][0]["candidate"] = json!("y ".repeat(200_000));
+    let (st, v) = s.score(&second).await;
+    assert_eq!((st, v["code"].as_str()), (503, Some("overloaded")), "{v}");
+    assert!(
+        v["detail"].as_str().unwrap().contains("--memory-budget"),
+        "{v}"
+    );
+    gate_tx.send(()).expect("release");
+    let st = first.await.expect("join").expect("first");
+    assert_eq!(
+        st, 422,
+        "the held request: its caption is over the token limit"
+    );
+    // The budget is back: the same request is admitted (and refused for its caption only).
+    let (st, v) = s.score(&second).await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (422, Some("limit_exceeded")),
+        "{v}"
+    );
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_that_floats_cannot_tell_apart_are_refused() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let s = Server::start(dir.path(), no_hook(), |_| {}).await;
+    // 2^64 and 2^64 + 1 parse to one float: refused, not "duplicates".
+    let body: Value = serde_json::from_str(
+        r#"{"metrics": ["bleu"], "items": [
+            {"image_id": 18446744073709551616, "candidate": "a dog", "references": ["a dog"]},
+            {"image_id": 18446744073709551617, "candidate": "a cat", "references": ["a cat"]}]}"#,
+    )
+    .expect("json");
+    let (st, v) = s.score(&body).await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (422, Some("invalid_image_id")),
+        "{v}"
+    );
+    assert!(v["detail"].as_str().unwrap().contains("as strings"), "{v}");
+    // Up to 2^64 - 1 integers are exact: neighbours stay apart.
+    let body: Value = serde_json::from_str(
+        r#"{"metrics": ["bleu"], "items": [
+            {"image_id": 18446744073709551614, "candidate": "a dog", "references": ["a dog"]},
+            {"image_id": 18446744073709551615, "candidate": "a cat", "references": ["a cat"]}]}"#,
+    )
+    .expect("json");
+    let (st, v) = s.score(&body).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["per_image"].as_array().map(Vec::len), Some(2));
+    s.stop().await;
+}
+
+#[test]
+fn a_cancelled_computation_stops_with_timeout() {
+    let metrics = [Metric::Bleu, Metric::RougeL, Metric::CiderD];
+    let cands = vec![Candidate {
+        image_id: ImageId::from_value(&json!(1)).expect("id"),
+        caption: "a dog on the grass".into(),
+    }];
+    let refs = || {
+        References::from_pairs([(
+            ImageId::from_value(&json!(1)).expect("id"),
+            vec!["a dog runs on the grass".to_owned()],
+        )])
+    };
+    let never = Options::new(&metrics);
+    assert!(engine::score(cands.clone(), &OwnedReferences::new(refs()), &never).is_ok());
+    let opts = Options {
+        cancel: Some(&|| true),
+        ..Options::new(&metrics)
+    };
+    let e = engine::score(cands, &OwnedReferences::new(refs()), &opts).expect_err("cancelled");
+    assert_eq!(e.code, ErrorCode::Timeout);
+}
