@@ -2650,7 +2650,7 @@ impl Lexer<'_> {
             return Some(i + 4);
         }
         if w.len() == 3 && w[1].is_ascii_digit() && w[2].is_ascii_digit() {
-            let spaced = !after(3).is_some_and(|c| !is_trail_space(c));
+            let spaced = after(3).is_none_or(is_trail_space);
             if spaced {
                 let t: String = w.iter().collect();
                 self.emit(&t);
