@@ -179,6 +179,16 @@ fn fuzz_regressions_3_parity() {
     check_regression_fixture("fuzz_regressions_3.jsonl.gz", 300);
 }
 
+/// The fourth round (`.com` runs that end at the last `.tld`, `www.` hosts with symbols, file
+/// names such as `5.D.C` and `a\u{AD}b.c`, soft hyphens after digits, numbers and hyphens
+/// before `,` `:`, `.-` words, phone numbers with two to four digit groups, fraction and date
+/// digit limits, `&apos;` and curly `’n'` forms, e-mail tokens with a later `@`, ...) plus the
+/// probes behind each rule.
+#[test]
+fn fuzz_regressions_4_parity() {
+    check_regression_fixture("fuzz_regressions_4.jsonl.gz", 300);
+}
+
 /// One representative per class fixed from the fuzzer (reference outputs, next line "x").
 #[test]
 fn fuzz_classes_targeted() {
