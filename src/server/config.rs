@@ -72,7 +72,7 @@ pub struct ServeArgs {
     pub max_caption_tokens: usize,
     /// Maximum tokens per caption in a request that asks for SPICE (its dependency conversion
     /// grows with the square of a sentence's length).
-    #[arg(long, env = "CAPSCORE_MAX_SPICE_CAPTION_TOKENS", default_value_t = 256)]
+    #[arg(long, env = "CAPSCORE_MAX_SPICE_CAPTION_TOKENS", default_value_t = 512)]
     pub max_spice_caption_tokens: usize,
     /// Most estimated CPU seconds one score request may cost (422 `cost_exceeded` beyond).
     #[arg(long, env = "CAPSCORE_MAX_REQUEST_COST", default_value_t = 10.0)]

@@ -220,7 +220,7 @@ impl Drop for AbandonOnDrop {
 }
 
 /// Request bodies up to this size run on the light lane: one image with a few references costs
-/// milliseconds (the most SPICE can cost in 4 KiB is about 50 ms), and must not wait behind
+/// milliseconds (the most SPICE can cost in 4 KiB, two captions at the 512-token limit, is about 0.1 s), and must not wait behind
 /// heavy requests that hold every thread of the main pool.
 pub const LIGHT_BODY_BYTES: usize = 4096;
 
