@@ -299,16 +299,26 @@ pub fn run(cli: Cli, stdout: &mut dyn Write) -> Result<(), CliError> {
     }
 }
 
-fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
-    let metrics = match &a.metrics {
+/// The metrics a command computes (`--metrics`, else the default set), whether METEOR was
+/// named explicitly, and the worker pool (`--threads`).
+fn metrics_and_pool(
+    metrics: Option<&str>,
+    threads: Option<usize>,
+) -> Result<(Vec<Metric>, bool, rayon::ThreadPool), CliError> {
+    let list = match metrics {
         Some(list) => Metric::parse_list(list)?,
         None => Metric::DEFAULT.to_vec(),
     };
-    let explicit_meteor = a.metrics.is_some() && metrics.contains(&Metric::Meteor);
+    let explicit_meteor = metrics.is_some() && list.contains(&Metric::Meteor);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.threads.unwrap_or(0))
+        .num_threads(threads.unwrap_or(0))
         .build()
         .map_err(|e| CliError::Other(format!("cannot start worker threads: {e}")))?;
+    Ok((list, explicit_meteor, pool))
+}
+
+fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
+    let (metrics, explicit_meteor, pool) = metrics_and_pool(a.metrics.as_deref(), a.threads)?;
     // Both inputs are read and parsed at the same time; their text is freed before scoring
     // (peak memory). A bad references file is reported first.
     let parse_span = tracing::debug_span!("parse").entered();
@@ -447,15 +457,7 @@ fn compare(a: CompareArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         )
         .into());
     };
-    let metrics = match &a.metrics {
-        Some(list) => Metric::parse_list(list)?,
-        None => Metric::DEFAULT.to_vec(),
-    };
-    let explicit_meteor = a.metrics.is_some() && metrics.contains(&Metric::Meteor);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.threads.unwrap_or(0))
-        .build()
-        .map_err(|e| CliError::Other(format!("cannot start worker threads: {e}")))?;
+    let (metrics, explicit_meteor, pool) = metrics_and_pool(a.metrics.as_deref(), a.threads)?;
     let text = read_input_file(&a.refs, "--refs")?;
     let refs = input::parse_references_text(&text, "--refs").map_err(labelled("--refs"))?;
     let read_cands = |path: &Path| -> Result<Vec<input::Candidate>, InputError> {

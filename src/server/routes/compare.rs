@@ -6,21 +6,20 @@
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::score::MAX_BOOTSTRAP_WORK;
-use super::{check_caption, json_response, limit, parse_body};
+use super::{check_caption, compute_json, limit, parse_body};
 use crate::engine::compare::{CompareReport, CompareSpec};
 use crate::engine::{self, Metric, Options};
 use crate::input::{self, Candidate, ErrorCode, InputError};
 use crate::server::auth::ScoreRole;
 use crate::server::error::responses as R;
 use crate::server::error::{ApiError, Problem};
-use crate::server::state::{App, AppState};
+use crate::server::state::{App, AppState, Fate};
 
 /// `POST /v1/compare` body.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -79,7 +78,7 @@ fn results(app: &App, v: &Value, side: &str) -> Result<Vec<Candidate>, ApiError>
     Ok(cands)
 }
 
-fn compare_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiError> {
     let req: CompareRequest = parse_body(body, "request body")?;
     let metrics = match &req.metrics {
         Some(list) => Metric::normalize(list.iter().copied().map(Ok))?,
@@ -106,6 +105,7 @@ fn compare_blocking(app: &App, body: &[u8]) -> Result<Vec<u8>, ApiError> {
     let opts = Options {
         meteor: app.resources.meteor(),
         spice: app.resources.spice(),
+        cancel: Some(&|| fate.is_abandoned()),
         ..Options::new(&metrics)
     };
     let report: CompareReport = match (&req.dataset, &req.references) {
@@ -164,11 +164,5 @@ pub async fn compare(
     _role: ScoreRole,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body = body?;
-    let app = s.0.clone();
-    let bytes =
-        s.0.compute
-            .run(move || compare_blocking(&app, &body))
-            .await??;
-    Ok(json_response(StatusCode::OK, bytes))
+    compute_json(&s, body?, compare_blocking).await
 }

@@ -21,8 +21,26 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::error::ApiError;
-use super::state::App;
+use super::state::{App, AppState, Fate};
 use crate::input::{ErrorCode, InputError};
+
+/// Runs a JSON computation on the compute pool with its [`Fate`] (abandoned on timeout or when
+/// the client goes away: the engine stops within a caption); small bodies take the light lane.
+pub(crate) async fn compute_json(
+    s: &AppState,
+    body: axum::body::Bytes,
+    f: fn(&App, &[u8], &Fate) -> Result<Vec<u8>, ApiError>,
+) -> Result<Response, ApiError> {
+    let app = s.0.clone();
+    let fate = Fate::default();
+    let cancel = fate.clone();
+    let light = body.len() <= super::state::LIGHT_BODY_BYTES;
+    let bytes =
+        s.0.compute
+            .run_on(fate, light, move || f(&app, &body, &cancel))
+            .await??;
+    Ok(json_response(StatusCode::OK, bytes))
+}
 
 pub(crate) fn json_response(status: StatusCode, bytes: Vec<u8>) -> Response {
     let mut res = (status, bytes).into_response();

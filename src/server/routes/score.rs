@@ -6,13 +6,12 @@
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{caption_of, check_caption, json_response, limit, parse_body};
+use super::{caption_of, check_caption, compute_json, limit, parse_body};
 
 use crate::engine::bootstrap::BootstrapSpec;
 use crate::engine::report::ImageIdSchema;
@@ -441,15 +440,5 @@ pub async fn score(
     _role: ScoreRole,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body = body?;
-    let app = s.0.clone();
-    // Abandoned on timeout or when the client goes away: the engine stops within a caption.
-    let fate = Fate::default();
-    let cancel = fate.clone();
-    let light = body.len() <= crate::server::state::LIGHT_BODY_BYTES;
-    let bytes =
-        s.0.compute
-            .run_on(fate, light, move || score_blocking(&app, &body, &cancel))
-            .await??;
-    Ok(json_response(StatusCode::OK, bytes))
+    compute_json(&s, body?, score_blocking).await
 }
