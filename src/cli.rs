@@ -66,12 +66,9 @@ pub struct CompareArgs {
     /// Confidence level of the bootstrap interval.
     #[arg(long, default_value_t = 0.95)]
     pub level: f64,
-    /// Write the JSON result here instead of stdout (`-`: stdout).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Worker threads (default: all cores).
-    #[arg(long, env = "CAPSCORE_THREADS")]
-    pub threads: Option<usize>,
+    /// Where the result goes, and the worker threads.
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Resource location and download policy.
     #[command(flatten)]
     pub resources: ResourceArgs,
@@ -108,13 +105,9 @@ pub struct ScoreArgs {
     /// this split only.
     #[arg(long, value_enum)]
     pub split: Option<SplitArg>,
-    /// Write the JSON result here instead of stdout, only on success (`-`: stdout). A regular
-    /// file is replaced atomically; a device, a pipe or a symlink's target is written through.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Worker threads (default: all cores). The output does not depend on it.
-    #[arg(long, env = "CAPSCORE_THREADS")]
-    pub threads: Option<usize>,
+    /// Where the result goes, and the worker threads.
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Also output the tokenized captions (`tokenized`, evaluation order).
     #[arg(long)]
     pub tokenized: bool,
@@ -223,6 +216,18 @@ pub struct TokenizeArgs {
     pub input: Option<PathBuf>,
 }
 
+/// The output file and worker threads of `score` and `compare`.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Write the JSON result here instead of stdout, only on success (`-`: stdout). A regular
+    /// file is replaced atomically; a device, a pipe or a symlink's target is written through.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads (default: all cores). The output does not depend on it.
+    #[arg(long, env = "CAPSCORE_THREADS")]
+    pub threads: Option<usize>,
+}
+
 /// A failure of a command, with its exit code.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -318,7 +323,8 @@ fn metrics_and_pool(
 }
 
 fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
-    let (metrics, explicit_meteor, pool) = metrics_and_pool(a.metrics.as_deref(), a.threads)?;
+    let (metrics, explicit_meteor, pool) =
+        metrics_and_pool(a.metrics.as_deref(), a.output.threads)?;
     // Both inputs are read and parsed at the same time; their text is freed before scoring
     // (peak memory). A bad references file is reported first.
     let parse_span = tracing::debug_span!("parse").entered();
@@ -350,12 +356,8 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         (Err(e), _) | (_, Err(e)) => return Err(with_swap_hint(&a, e).into()),
     };
     drop(parse_span);
-    let Loaded {
-        metrics,
-        meteor,
-        spice,
-        skipped,
-    } = load_for(metrics, explicit_meteor, &a.resources)?;
+    let mut loaded = load_for(metrics, explicit_meteor, &a.resources)?;
+    let skipped = std::mem::take(&mut loaded.skipped);
     let bootstrap = match a.bootstrap {
         Some(samples) => {
             let spec = BootstrapSpec {
@@ -384,8 +386,6 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         None => None,
     };
     let opts = Options {
-        meteor: meteor.as_deref(),
-        spice: spice.as_ref(),
         explain: a.explain,
         include_tokenized: a.tokenized,
         bootstrap,
@@ -394,7 +394,7 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
             Some(t) => DfChoice::Table(t),
             None => DfChoice::Batch,
         },
-        ..Options::new(&metrics)
+        ..loaded.options()
     };
     let (mut report, source) = match (&a.split_by, &fields) {
         (Some(field), Some(fields)) => {
@@ -431,7 +431,7 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     // Tens of thousands of small allocations: freed on a helper thread while the output is
     // written.
     drop_in_background((source, report));
-    emit(a.out.as_deref(), &text, stdout)
+    emit(a.output.out.as_deref(), &text, stdout)
 }
 
 /// Writes a command's output to `--out` (`-`: stdout) or stdout.
@@ -457,7 +457,8 @@ fn compare(a: CompareArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         )
         .into());
     };
-    let (metrics, explicit_meteor, pool) = metrics_and_pool(a.metrics.as_deref(), a.threads)?;
+    let (metrics, explicit_meteor, pool) =
+        metrics_and_pool(a.metrics.as_deref(), a.output.threads)?;
     let text = read_input_file(&a.refs, "--refs")?;
     let refs = input::parse_references_text(&text, "--refs").map_err(labelled("--refs"))?;
     let read_cands = |path: &Path| -> Result<Vec<input::Candidate>, InputError> {
@@ -465,29 +466,21 @@ fn compare(a: CompareArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         input::parse_candidates_text(&text, "--cands").map_err(labelled("--cands"))
     };
     let (ca, cb) = (read_cands(cands_a)?, read_cands(cands_b)?);
-    let Loaded {
-        metrics,
-        meteor,
-        spice,
-        skipped,
-    } = load_for(metrics, explicit_meteor, &a.resources)?;
+    let mut loaded = load_for(metrics, explicit_meteor, &a.resources)?;
+    let skipped = std::mem::take(&mut loaded.skipped);
     let spec = engine::compare::CompareSpec {
         samples: a.samples,
         trials: a.trials,
         seed: a.seed,
         level: a.level,
     };
-    let opts = Options {
-        meteor: meteor.as_deref(),
-        spice: spice.as_ref(),
-        ..Options::new(&metrics)
-    };
+    let opts = loaded.options();
     let mut report = pool.install(|| engine::compare::compare(ca, cb, &refs, &opts, &spec))?;
     report.warnings.extend(skipped);
     let mut text = serde_json::to_string_pretty(&report)
         .map_err(|e| CliError::Other(format!("cannot write the report: {e}")))?;
     text.push('\n');
-    emit(a.out.as_deref(), &text, stdout)
+    emit(a.output.out.as_deref(), &text, stdout)
 }
 
 /// The metrics a command computes and the resources they need.
@@ -497,6 +490,17 @@ struct Loaded {
     spice: Option<crate::metrics::spice::Spice>,
     /// `metric_skipped` warnings (a default metric whose data is missing).
     skipped: Vec<engine::Warning>,
+}
+
+impl Loaded {
+    /// The engine options of these metrics and resources (everything else default).
+    fn options(&self) -> Options<'_> {
+        Options {
+            meteor: self.meteor.as_deref(),
+            spice: self.spice.as_ref(),
+            ..Options::new(&self.metrics)
+        }
+    }
 }
 
 /// Loads what `metrics` need. A default run leaves out a metric whose data is missing and

@@ -542,6 +542,16 @@ fn word_prefix(w: &[u8]) -> u64 {
     u64::from_le_bytes(buf)
 }
 
+/// The slot of a word in an open-addressing table of `2^(64 - shift)` slots, from its first 8
+/// bytes (`prefix`, little-endian, zero-padded) and its length.
+#[inline]
+pub(crate) fn word_slot(prefix: u64, len: u32, shift: u32) -> usize {
+    (prefix
+        .wrapping_add(u64::from(len))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        >> shift) as usize
+}
+
 /// A chunk's word -> local id table: open addressing on (first 8 bytes, length), so that
 /// short words (nearly all) compare without touching their text.
 struct LocalVocab<'a> {
@@ -564,10 +574,7 @@ impl<'a> LocalVocab<'a> {
 
     #[inline]
     fn slot(&self, prefix: u64, len: u32) -> usize {
-        (prefix
-            .wrapping_add(u64::from(len))
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> self.shift) as usize
+        word_slot(prefix, len, self.shift)
     }
 
     /// The local id of `w` (whose first 8 bytes are `prefix`), assigned on first use.

@@ -103,6 +103,16 @@ struct CandidateWords<'a> {
 }
 
 impl<'a> CandidateWords<'a> {
+    /// Fills an emptied table with the candidate's words `split` (in order); their ids go to
+    /// `ids`.
+    fn load(&mut self, split: &[(&'a str, u64)], ids: &mut Vec<u32>) {
+        self.reset(split.len());
+        ids.clear();
+        for (pos, &(w, p)) in split.iter().enumerate() {
+            ids.push(self.intern(w, p, pos));
+        }
+    }
+
     /// Empties the table, sized for up to `words` distinct words.
     fn reset(&mut self, words: usize) {
         let size = (words * 2).next_power_of_two().max(16);
@@ -115,10 +125,7 @@ impl<'a> CandidateWords<'a> {
 
     #[inline]
     fn slot(&self, prefix: u64, len: u32) -> usize {
-        (prefix
-            .wrapping_add(u64::from(len))
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> self.shift) as usize
+        crate::corpus::word_slot(prefix, len, self.shift)
     }
 
     /// The slot of `w`: where it is, or the empty slot where it would go.
@@ -278,26 +285,29 @@ fn split_space_words<'a>(s: &'a str, mut f: impl FnMut(&'a str, u64)) {
     f(&s[start..], prefix_at(b, start, b.len()));
 }
 
-/// Reusable storage for [`bleu`].
+/// Reusable storage for [`bleu`] and [`rouge_l`] (one per worker thread).
 #[derive(Default)]
-struct BleuScratch<'a> {
+struct Scratch<'a> {
     vocab: CandidateWords<'a>,
     split: Vec<(&'a str, u64)>,
     cand: Vec<u32>,
     words: Vec<u32>,
     masks: Vec<u64>,
-    /// Long candidates: per candidate n-gram, its count in the current reference and its
-    /// maximum count in any reference so far, and an index of the n-grams.
+    /// BLEU, long candidates: per candidate n-gram, its count in the current reference and
+    /// its maximum count in any reference so far, and an index of the n-grams.
     in_ref: Vec<u32>,
     max_ref: Vec<u32>,
     index: FxHashMap<Ngram, u32>,
+    /// ROUGE-L, long candidates: where each reference ends in `words`, and the LCS table.
+    ends: Vec<usize>,
+    lcs: rouge::Scratch,
 }
 
 /// The BLEU statistics of each image (pycocoevalcap's `Bleu`: words split as `str.split()`,
 /// clipped by the maximum count in any single reference, the closest reference length with
 /// ties to the shorter). Pool them with [`crate::metrics::bleu::pool`].
 pub fn bleu(caps: &Captions<'_>) -> Vec<BleuStats> {
-    per_image(caps, |i, s: &mut BleuScratch<'_>| {
+    per_image(caps, |i, s: &mut Scratch<'_>| {
         bleu_image(caps.candidates[i], caps.references_of(i), s)
     })
 }
@@ -311,15 +321,11 @@ fn closer(best: Option<u64>, len: u64, testlen: u64) -> Option<u64> {
     })
 }
 
-fn bleu_image<'a>(cand: &'a str, refs: &[&'a str], s: &mut BleuScratch<'a>) -> BleuStats {
+fn bleu_image<'a>(cand: &'a str, refs: &[&'a str], s: &mut Scratch<'a>) -> BleuStats {
     s.split.clear();
     split_words(cand, |w, p| s.split.push((w, p)));
+    s.vocab.load(&s.split, &mut s.cand);
     let l = s.split.len();
-    s.vocab.reset(l);
-    s.cand.clear();
-    for (pos, &(w, p)) in s.split.iter().enumerate() {
-        s.cand.push(s.vocab.intern(w, p, pos));
-    }
     if l > 64 {
         return bleu_image_long(refs, s);
     }
@@ -373,26 +379,28 @@ fn bleu_image<'a>(cand: &'a str, refs: &[&'a str], s: &mut BleuScratch<'a>) -> B
             }
         }
     }
-    let mut guess = [0u64; MAX_ORDER];
-    let mut correct = [0u64; MAX_ORDER];
-    for n in 0..MAX_ORDER {
-        guess[n] = testlen.saturating_sub(n as u64);
-        correct[n] = cnt[n][..l]
+    stats(testlen, reflen, |n| {
+        cnt[n][..l]
             .iter()
             .zip(&max_ref[n][..l])
             .map(|(&c, &m)| u64::from(c.min(m)))
-            .sum();
-    }
+            .sum()
+    })
+}
+
+/// The statistics of a candidate of `testlen` words, given the closest reference length and,
+/// per order `n` (0-based), the clipped count of its (n+1)-grams.
+fn stats(testlen: u64, reflen: Option<u64>, correct: impl FnMut(usize) -> u64) -> BleuStats {
     BleuStats {
         testlen,
         reflen: reflen.unwrap_or(0),
-        guess,
-        correct,
+        guess: std::array::from_fn(|n| testlen.saturating_sub(n as u64)),
+        correct: std::array::from_fn(correct),
     }
 }
 
 /// [`bleu_image`] for a candidate of more than 64 words (`s.cand`, `s.vocab` ready).
-fn bleu_image_long<'a>(refs: &[&'a str], s: &mut BleuScratch<'a>) -> BleuStats {
+fn bleu_image_long<'a>(refs: &[&'a str], s: &mut Scratch<'a>) -> BleuStats {
     let testlen = s.cand.len() as u64;
     let grams = SentenceNgrams::new(&s.cand);
     let all = grams.all();
@@ -428,46 +436,21 @@ fn bleu_image_long<'a>(refs: &[&'a str], s: &mut BleuScratch<'a>) -> BleuStats {
             *c = 0;
         }
     }
-    let mut guess = [0u64; MAX_ORDER];
-    let mut correct = [0u64; MAX_ORDER];
-    for n in 1..=MAX_ORDER {
-        guess[n - 1] = testlen.saturating_sub(n as u64 - 1);
-        correct[n - 1] = (order_start[n - 1]..order_start[n])
+    stats(testlen, reflen, |n| {
+        (order_start[n]..order_start[n + 1])
             .map(|k| u64::from(all[k].1.min(s.max_ref[k])))
-            .sum();
-    }
-    BleuStats {
-        testlen,
-        reflen: reflen.unwrap_or(0),
-        guess,
-        correct,
-    }
-}
-
-/// Reusable storage for [`rouge_l`].
-#[derive(Default)]
-struct RougeScratch<'a> {
-    vocab: CandidateWords<'a>,
-    split: Vec<(&'a str, u64)>,
-    cand: Vec<u32>,
-    masks: Vec<u64>,
-    words: Vec<u32>,
-    ends: Vec<usize>,
-    lcs: rouge::Scratch,
+            .sum()
+    })
 }
 
 /// The ROUGE-L F-score of each image (pycocoevalcap's `Rouge`: words split on U+0020 only,
 /// beta 1.2).
 pub fn rouge_l(caps: &Captions<'_>) -> Vec<f64> {
-    per_image(caps, |i, s: &mut RougeScratch<'_>| {
+    per_image(caps, |i, s: &mut Scratch<'_>| {
         s.split.clear();
         split_space_words(caps.candidates[i], |w, p| s.split.push((w, p)));
+        s.vocab.load(&s.split, &mut s.cand);
         let l = s.split.len();
-        s.vocab.reset(l);
-        s.cand.clear();
-        for (pos, &(w, p)) in s.split.iter().enumerate() {
-            s.cand.push(s.vocab.intern(w, p, pos));
-        }
         let refs = caps.references_of(i);
         let (vocab, buf) = (&s.vocab, &mut s.masks);
         if l <= 64 {
@@ -544,17 +527,23 @@ mod tests {
         ),
     ];
 
-    #[test]
-    fn bleu_matches_the_engines_statistics() {
+    /// [`CASES`], then `long` with its references `refs`.
+    fn cases_and<'a>(long: &'a str, refs: [&'a str; 2]) -> Captions<'a> {
         let mut caps = Captions::new();
         for &(c, r) in CASES {
             caps.push(c, r.iter().copied());
         }
+        caps.push(long, refs);
+        caps
+    }
+
+    #[test]
+    fn bleu_matches_the_engines_statistics() {
         // A long candidate (hashed paths).
         let long: String = (0..200).map(|i| format!("w{} ", i % 37)).collect();
         let long_ref: String = (0..150).map(|i| format!("w{} ", (i * 7) % 41)).collect();
         let long_ref = long_ref.as_str();
-        caps.push(&long, [long_ref, "w1 w2 w3"]);
+        let caps = cases_and(&long, [long_ref, "w1 w2 w3"]);
         let got = bleu(&caps);
         let mut want: Vec<BleuStats> = CASES.iter().map(|&(c, r)| engine_bleu(c, r)).collect();
         want.push(engine_bleu(&long, &[long_ref, "w1 w2 w3"]));
@@ -564,12 +553,8 @@ mod tests {
 
     #[test]
     fn rouge_matches_the_string_scorer() {
-        let mut caps = Captions::new();
-        for &(c, r) in CASES {
-            caps.push(c, r.iter().copied());
-        }
         let long: String = (0..100).map(|i| format!("w{} ", i % 13)).collect();
-        caps.push(&long, ["w1 w2 w3 w4", "w12 w0 w5"]);
+        let caps = cases_and(&long, ["w1 w2 w3 w4", "w12 w0 w5"]);
         let got = rouge_l(&caps);
         for (i, g) in got.iter().enumerate() {
             assert_eq!(
@@ -618,13 +603,8 @@ mod tests {
 
     #[test]
     fn random_captions_with_repeats_match_the_engine() {
-        let mut seed = 11u64;
-        let mut next = move |m: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % m
-        };
+        let mut g = crate::engine::bootstrap::SplitMix::stream(11, 0);
+        let mut next = move |m: u64| g.below(m);
         let mut sentence = |len: u64, vocab: u64| -> String {
             (0..len)
                 .map(|_| match next(vocab + 2) {

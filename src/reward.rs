@@ -614,13 +614,8 @@ mod tests {
 
     #[test]
     fn rewards_equal_the_plain_computation_serially_and_in_parallel() {
-        let mut seed = 7u64;
-        let mut next = move |m: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % m
-        };
+        let mut g = crate::engine::bootstrap::SplitMix::stream(7, 0);
+        let mut next = move |m: u64| g.below(m);
         let mut sentence = |len: u64, vocab: u64| -> String {
             (0..len)
                 .map(|_| format!("w{}", next(vocab)))

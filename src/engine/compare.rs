@@ -151,13 +151,7 @@ fn same_images(a: &[Candidate], b: &[Candidate]) -> Result<(), InputError> {
     if oa.is_empty() && ob.is_empty() {
         return Ok(());
     }
-    let list = |v: &[ImageId]| -> String {
-        let mut s: Vec<String> = v.iter().take(10).map(ToString::to_string).collect();
-        if v.len() > 10 {
-            s.push("...".into());
-        }
-        s.join(", ")
-    };
+    let list = |v: &[ImageId]| crate::input::list_ids(v);
     Err(InputError::new(
         ErrorCode::ImageSetsDiffer,
         format!(

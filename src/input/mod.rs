@@ -110,7 +110,8 @@ impl ImageId {
     }
 }
 
-fn list_ids<'a>(ids: impl IntoIterator<Item = &'a ImageId>) -> String {
+/// The first ten ids, comma-separated (`... (N in all)` when there are more), for messages.
+pub(crate) fn list_ids<'a>(ids: impl IntoIterator<Item = &'a ImageId>) -> String {
     let ids: Vec<&ImageId> = ids.into_iter().collect();
     let mut s: Vec<String> = ids.iter().take(10).map(|i| i.to_string()).collect();
     if ids.len() > 10 {

@@ -57,7 +57,8 @@ pub mod responses {
         StorageFailure => 500, "Storage failure (`internal`)";
         Internal => 500, "Internal error (`internal`)";
         Overloaded => 503, "Overloaded (`overloaded`)";
-        TimedOut => 504, "Timed out (`timeout`)";
+        Unavailable => 503, "Overloaded (`overloaded`, with Retry-After: computations or the memory budget) or a metric's resources are not loaded (`resources_not_loaded`, names the metric)";
+        TimedOut => 504, "Computation timed out (`timeout`)";
     }
 }
 

@@ -155,8 +155,8 @@ fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiE
         R::InvalidJson, R::Unauthorized, R::UnknownDataset, R::TooLarge,
         (status = 422, description = "Bad input: `invalid_format`, `image_sets_differ`, `unknown_image_id`, `duplicate_image_id`, `invalid_caption`, `unknown_metric`, `limit_exceeded`, ...", body = Problem, content_type = "application/problem+json"),
         R::Internal,
-        (status = 503, description = "Overloaded (`overloaded`) or a metric's resources are not loaded (`resources_not_loaded`)", body = Problem, content_type = "application/problem+json"),
-        (status = 504, description = "Computation timed out (`timeout`)", body = Problem, content_type = "application/problem+json"),
+        R::Unavailable,
+        R::TimedOut,
     )
 )]
 pub async fn compare(

@@ -431,8 +431,8 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
         R::InvalidJson, R::Unauthorized, R::UnknownDataset, R::TooLarge,
         (status = 422, description = "Bad input: `invalid_format`, `invalid_image_id`, `invalid_caption`, `unknown_metric`, `unknown_image_id`, `duplicate_image_id`, `missing_references`, `empty_results`, `no_reference_ngrams`, `limit_exceeded`, `cost_exceeded`, `invalid_dataset_name`, `incomplete_results`, `missing_split`", body = Problem, content_type = "application/problem+json"),
         R::Internal,
-        (status = 503, description = "Overloaded (`overloaded`, with Retry-After: computations or the memory budget) or a metric's resources are not loaded (`resources_not_loaded`, names the metric)", body = Problem, content_type = "application/problem+json"),
-        (status = 504, description = "Computation timed out (`timeout`)", body = Problem, content_type = "application/problem+json"),
+        R::Unavailable,
+        R::TimedOut,
     )
 )]
 pub async fn score(
