@@ -144,9 +144,33 @@ pub struct ScoreArgs {
     /// ..., {"entire": {...}}]}` (`evalai`).
     #[arg(long, value_enum, default_value = "json")]
     pub format: OutputFormat,
+    /// Several candidates per image: `--cands` may repeat an image id (every image the same
+    /// number of times). Each candidate is scored (`multi_candidate.per_image[].candidates`),
+    /// then one value per image is selected (`--select`) and `aggregate` is the mean over
+    /// images of the selected values (aac-metrics' definition; SPIDEr-max with `--metrics
+    /// spider`).
+    #[arg(long)]
+    pub multi_candidate: bool,
+    /// With --multi-candidate: `max` (the candidate with the highest `--select-by` score; every
+    /// metric takes that candidate's value) or `mean` (each metric's mean over the candidates).
+    #[arg(long, value_enum, default_value = "max", requires = "multi_candidate")]
+    pub select: SelectArg,
+    /// With --select max: the output key that picks the candidate (`SPIDEr`, `CIDEr`,
+    /// `Bleu_4`, ...). Default: SPIDEr when computed, else CIDEr, else the first key.
+    #[arg(long, value_name = "KEY", requires = "multi_candidate")]
+    pub select_by: Option<String>,
     /// Resource location and download policy.
     #[command(flatten)]
     pub resources: ResourceArgs,
+}
+
+/// `--select`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SelectArg {
+    /// The best candidate by `--select-by`.
+    Max,
+    /// The mean over the candidates.
+    Mean,
 }
 
 /// The shape of `capscore score`'s output.
@@ -397,6 +421,25 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         ..loaded.options()
     };
     let (mut report, source) = match (&a.split_by, &fields) {
+        (Some(_), _) if a.multi_candidate => {
+            return Err(InputError::new(
+                ErrorCode::InvalidFormat,
+                "--split-by does not combine with --multi-candidate",
+            )
+            .into())
+        }
+        _ if a.multi_candidate => {
+            let spec = engine::multi::MultiSpec {
+                select: match a.select {
+                    SelectArg::Max => engine::multi::Selection::Max,
+                    SelectArg::Mean => engine::multi::Selection::Mean,
+                },
+                by: a.select_by.clone(),
+            };
+            // Every run assembles from the references: borrowed, not moved.
+            let r = pool.install(|| engine::multi::score_multi(cands, &refs, &opts, &spec))?;
+            (r, OwnedReferences::new(refs))
+        }
         (Some(field), Some(fields)) => {
             let by = engine::leaderboard::SplitBy {
                 field,

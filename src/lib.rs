@@ -7,9 +7,9 @@
 //! | module | owns | must not |
 //! | --- | --- | --- |
 //! | [`cli`] | clap commands; maps errors to exit codes | compute, or be imported |
-//! | [`server`] | axum: config, state, auth, errors, telemetry, OpenAPI, `routes/{score,datasets,ops}` | compute metrics (it calls [`engine::score`]) |
+//! | [`server`] | axum: config, state, auth, errors, telemetry, OpenAPI, `routes/{score,compare,datasets,ops}` | compute metrics (it calls [`engine::score`]) |
 //! | [`dataset`] | registered datasets: a [`engine::ReferenceSource`] with cached tokenization, document frequencies, SPICE graphs; persistence | know about HTTP |
-//! | [`engine`] | [`engine::score`], the one entry point: join, tokenize, one step per metric, the report types | read files |
+//! | [`engine`] | [`engine::score`], the one entry point: join, tokenize, one step per metric, the report types; on top of it split tables, paired comparison and several candidates per image (`leaderboard.rs`, `compare.rs`, `multi.rs`) | read files |
 //! | [`pretokenized`] | per-image BLEU and ROUGE-L of pre-tokenized captions, borrowed (pycocoevalcap's `Bleu` / `Rouge` calls) | tokenize, read files |
 //! | [`reward`] | CIDEr-D / BLEU-4 rewards with a fixed document-frequency table (SCST training) | read files |
 //! | [`resources`] | fetch (pip download, sha256, compact caches) and load (all file reading) | score |

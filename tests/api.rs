@@ -1611,3 +1611,101 @@ async fn compare_over_http_equals_the_cli() {
         "{p}"
     );
 }
+
+/// Several candidates per image over HTTP: `results` repeating ids against a dataset with
+/// `multi_candidate`, and inline `items[].candidates`, both equal to the CLI's
+/// `--multi-candidate`; the errors are coded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_candidate_over_http_equals_the_cli() {
+    let app = spawn_app().await;
+    let refs = read_json("coco/fakecap_val2017/refs.json");
+    let cands = read_json("coco/fakecap_val2017/cands.json");
+    let second = |c: &Value| format!("a photo of {}", c["caption"].as_str().unwrap());
+    let mut multi = Vec::new();
+    for c in cands.as_array().unwrap() {
+        multi.push(c.clone());
+        multi.push(json!({"image_id": c["image_id"], "caption": second(c)}));
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (r, m) = (dir.path().join("r.json"), dir.path().join("m.json"));
+    std::fs::write(&r, refs.to_string()).unwrap();
+    std::fs::write(&m, Value::Array(multi.clone()).to_string()).unwrap();
+    let cli = cli_score(
+        &r,
+        &m,
+        &[
+            "--metrics",
+            "bleu,cider_d",
+            "--multi-candidate",
+            "--select-by",
+            "CIDEr",
+        ],
+    );
+    assert_eq!(cli["multi_candidate"]["candidates"], 2);
+    let (st, _, _) = app.put("/v1/datasets/fc", &refs).await;
+    assert!(st == 200 || st == 201, "{st}");
+    let (st, _, api) = app
+        .post(
+            "/v1/score",
+            &json!({"dataset": "fc", "results": multi, "metrics": ["bleu", "cider_d"],
+                    "multi_candidate": {"select": "max", "by": "CIDEr"}}),
+        )
+        .await;
+    assert_eq!(st, 200, "{api}");
+    for key in ["aggregate", "per_image", "multi_candidate"] {
+        assert_eq!(api[key], cli[key], "{key}");
+    }
+    // Inline items with `candidates` (select max by default: CIDEr without SPIDEr).
+    let (_, items) = inline_items(&refs, &cands);
+    let items: Vec<Value> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let c = i["candidate"].as_str().unwrap();
+            json!({"image_id": i["image_id"], "references": i["references"],
+                   "candidates": [c, format!("a photo of {c}")]})
+        })
+        .collect();
+    let (st, _, inline) = app
+        .post(
+            "/v1/score",
+            &json!({"items": items, "metrics": ["bleu", "cider_d"]}),
+        )
+        .await;
+    assert_eq!(st, 200, "{inline}");
+    assert_eq!(inline["aggregate"]["CIDEr"], cli["aggregate"]["CIDEr"]);
+    assert_eq!(per_image_by_id(&inline), per_image_by_id(&cli));
+    // Errors.
+    let first = &items[0];
+    for (body, code) in [
+        (
+            json!({"items": [{"image_id": 1, "candidate": "a", "candidates": ["b"], "references": ["c"]}]}),
+            "invalid_format",
+        ),
+        (
+            json!({"items": [{"image_id": 1, "candidates": [], "references": ["c"]}]}),
+            "invalid_format",
+        ),
+        (
+            json!({"items": [first, {"image_id": -5, "candidates": ["x"], "references": ["y z"]}]}),
+            "invalid_format",
+        ),
+        (
+            json!({"dataset": "fc", "results": [multi[0], multi[1]]}),
+            "duplicate_image_id",
+        ),
+        (
+            json!({"items": [first], "multi_candidate": {"select": "max", "by": "SPICE"}}),
+            "invalid_format",
+        ),
+        (
+            json!({"items": [first], "bootstrap": {"samples": 10}}),
+            "invalid_format",
+        ),
+    ] {
+        let res = app.post("/v1/score", &body).await;
+        expect_problem(&app, res, 422, code).await;
+    }
+    app.stop().await;
+}

@@ -514,6 +514,15 @@ fn karpathy_split_file_with_split() {
     assert_eq!(partial["code"], "partial_results");
     assert_eq!(partial["image_ids"], json!([7]));
     assert_eq!(all, want);
+    // Strict mode holds a named split to completeness: complete for `test`, not for the file.
+    let mut strict = args.clone();
+    strict.push("--strict");
+    assert_eq!(run_ok(&score(&k, &cands, &strict)), want);
+    let mut whole = NGRAM.to_vec();
+    whole.push("--strict");
+    let out = score(&k, &cands, &whole);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("incomplete_results"));
     // Image 3 is not in the val split.
     let mut val = NGRAM.to_vec();
     val.extend(["--split", "val"]);

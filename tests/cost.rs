@@ -233,3 +233,46 @@ fn a_cancelled_computation_stops_with_timeout() {
     let e = engine::score(cands, &OwnedReferences::new(refs()), &opts).expect_err("cancelled");
     assert_eq!(e.code, ErrorCode::Timeout);
 }
+
+/// Work that scores its images more than once is costed with every run: several candidates
+/// per image (`items[].candidates`) and `/v1/compare` (two systems) count the candidates of
+/// every run and the references once per run, so a request whose single run fits can be
+/// refused when doubled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_candidates_and_comparisons_are_costed_with_every_run() {
+    let dir = tempfile::tempdir().expect("tmp");
+    // One image, a 1,000-word candidate, 10 references of 1,000 words: about 0.05 CPU-s
+    // estimated for one run, about 0.1 for two.
+    let s = Server::start(dir.path(), no_hook(), |c| c.max_request_cost = 0.08).await;
+    let one = request(1, 10, 1000);
+    let (st, v) = s.score(&one).await;
+    assert_eq!(st, 200, "{v}");
+    let item = &one["items"][0];
+    let mut two = one.clone();
+    two["items"][0] = json!({"image_id": 0, "references": item["references"],
+                             "candidates": [item["candidate"], item["candidate"]]});
+    let (st, v) = s.score(&two).await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (422, Some("cost_exceeded")),
+        "{v}"
+    );
+    let compare = json!({"metrics": one["metrics"],
+        "references": {"0": item["references"]},
+        "a": [{"image_id": 0, "caption": item["candidate"]}],
+        "b": [{"image_id": 0, "caption": item["candidate"]}]});
+    let res = reqwest::Client::new()
+        .post(format!("{}/v1/compare", s.base))
+        .json(&compare)
+        .send()
+        .await
+        .expect("request");
+    let st = res.status().as_u16();
+    let v: Value = res.json().await.unwrap_or(Value::Null);
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (422, Some("cost_exceeded")),
+        "{v}"
+    );
+    s.stop().await;
+}

@@ -556,3 +556,223 @@ fn spider_is_the_mean_of_cider_d_and_spice() {
     let keys: Vec<&String> = agg.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["CIDEr", "SPICE", "SPIDEr"]);
 }
+
+/// Three candidate sets on the first 60 fakecap images (the candidates as given, their words
+/// reversed, the next image's candidate), written to `dir`: the references file (only those
+/// images), each set alone, and all three as one results file repeating every image id (set
+/// order within an image).
+fn three_candidate_sets(
+    dir: &std::path::Path,
+) -> (
+    std::path::PathBuf,
+    Vec<std::path::PathBuf>,
+    std::path::PathBuf,
+) {
+    let refs = common::read_json("coco/fakecap_val2017/refs.json");
+    let cands = common::read_json("coco/fakecap_val2017/cands.json");
+    let cands: Vec<&Value> = cands.as_array().unwrap().iter().take(60).collect();
+    let ids: Vec<&Value> = cands.iter().map(|c| &c["image_id"]).collect();
+    let mut map = serde_json::Map::new();
+    for a in refs["annotations"].as_array().unwrap() {
+        if ids.contains(&&a["image_id"]) {
+            map.entry(a["image_id"].to_string())
+                .or_insert_with(|| Value::Array(Vec::new()))
+                .as_array_mut()
+                .unwrap()
+                .push(a["caption"].clone());
+        }
+    }
+    let r = dir.join("refs.json");
+    std::fs::write(&r, Value::Object(map).to_string()).unwrap();
+    let caption = |k: usize, i: usize| -> String {
+        let c = cands[i]["caption"].as_str().unwrap();
+        match k {
+            0 => c.to_owned(),
+            1 => c.split(' ').rev().collect::<Vec<_>>().join(" "),
+            _ => cands[(i + 1) % cands.len()]["caption"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        }
+    };
+    let mut sets = Vec::new();
+    let mut all = Vec::new();
+    for k in 0..3 {
+        let set: Vec<Value> = (0..cands.len())
+            .map(|i| serde_json::json!({"image_id": ids[i], "caption": caption(k, i)}))
+            .collect();
+        let p = dir.join(format!("set{k}.json"));
+        std::fs::write(&p, Value::Array(set).to_string()).unwrap();
+        sets.push(p);
+    }
+    for i in 0..cands.len() {
+        for k in 0..3 {
+            all.push(serde_json::json!({"image_id": ids[i], "caption": caption(k, i)}));
+        }
+    }
+    let m = dir.join("multi.json");
+    std::fs::write(&m, Value::Array(all).to_string()).unwrap();
+    (r, sets, m)
+}
+
+/// Several candidates per image: each candidate's scores equal scoring its set alone (and each
+/// run's corpus scores the set's aggregate); `max` takes, per image, every metric from the
+/// candidate with the best `--select-by` value; `mean` averages; the aggregate is the mean of
+/// the selected per-image values (aac-metrics); SPIDEr-max selects by SPIDEr.
+#[test]
+fn multi_candidate_scores_each_candidate_and_selects_per_image() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (refs, sets, multi) = three_candidate_sets(dir.path());
+    let metrics = ["--metrics", "bleu,rouge_l,cider_d,spider"];
+    let alone: Vec<Value> = sets
+        .iter()
+        .map(|s| {
+            let (ok, out, err) = run(&refs, s, &metrics);
+            assert!(ok, "{err}");
+            json(&out)
+        })
+        .collect();
+    let multi_run = |extra: &[&str]| -> Value {
+        let mut args = metrics.to_vec();
+        args.push("--multi-candidate");
+        args.extend(extra);
+        let (ok, out, err) = run(&refs, &multi, &args);
+        assert!(ok, "{err}");
+        json(&out)
+    };
+    let keys = ["Bleu_1", "Bleu_4", "ROUGE_L", "CIDEr", "SPICE", "SPIDEr"];
+    for (select, by) in [("max", "SPIDEr"), ("max", "Bleu_4"), ("mean", "")] {
+        let mut extra = vec!["--select", select];
+        if select == "max" && by != "SPIDEr" {
+            extra.extend(["--select-by", by]);
+        }
+        let v = multi_run(&extra);
+        let m = &v["multi_candidate"];
+        assert_eq!(m["candidates"], 3);
+        assert_eq!(m["select"], select);
+        for (k, a) in alone.iter().enumerate() {
+            assert_eq!(m["per_candidate"][k], a["aggregate"], "run {k}");
+        }
+        let rows = v["per_image"].as_array().unwrap();
+        assert_eq!(rows.len(), 60);
+        let mut sums = [0.0f64; 6];
+        for (i, row) in rows.iter().enumerate() {
+            let mi = &m["per_image"][i];
+            assert_eq!(mi["image_id"], row["image_id"]);
+            let cand = |k: usize| -> &Value {
+                let want = &alone[k]["per_image"][i];
+                let got = &mi["candidates"][k];
+                for key in keys {
+                    assert_eq!(got[key], want[key], "image {i}, candidate {k}, {key}");
+                }
+                got
+            };
+            let all: Vec<&Value> = (0..3).map(cand).collect();
+            if select == "max" {
+                let score = |c: &Value| c[by].as_f64().unwrap();
+                let mut best = 0;
+                for k in 1..3 {
+                    if score(all[k]) > score(all[best]) {
+                        best = k;
+                    }
+                }
+                assert_eq!(mi["selected"], best, "image {i}");
+                for key in keys {
+                    assert_eq!(row[key], all[best][key], "image {i} {key}");
+                }
+            } else {
+                assert!(mi.get("selected").is_none());
+                for key in keys {
+                    let mean = all.iter().map(|c| c[key].as_f64().unwrap()).sum::<f64>() / 3.0;
+                    assert_eq!(row[key].as_f64().unwrap(), mean, "image {i} {key}");
+                }
+            }
+            for (s, key) in sums.iter_mut().zip(keys) {
+                *s += row[key].as_f64().unwrap();
+            }
+        }
+        for (s, key) in sums.iter().zip(keys) {
+            let got = v["aggregate"][key].as_f64().unwrap();
+            assert!(
+                (got - s / 60.0).abs() <= 1e-12 * s.abs().max(1.0),
+                "{select} {key}: {got} vs {}",
+                s / 60.0
+            );
+        }
+        let sig = v["signature"].as_str().unwrap();
+        let want = match select {
+            "max" => format!("|multi:k=3,select=max({by}),aggregate=mean"),
+            _ => "|multi:k=3,select=mean,aggregate=mean".to_owned(),
+        };
+        assert!(sig.ends_with(&want), "{sig}");
+    }
+    // SPIDEr-max is at least every single set's per-image SPIDEr.
+    let v = multi_run(&[]);
+    for (i, row) in v["per_image"].as_array().unwrap().iter().enumerate() {
+        for a in &alone {
+            assert!(
+                row["SPIDEr"].as_f64().unwrap() >= a["per_image"][i]["SPIDEr"].as_f64().unwrap()
+            );
+        }
+    }
+}
+
+#[test]
+fn multi_candidate_errors_are_clear() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (refs, sets, multi) = three_candidate_sets(dir.path());
+    // Repeated ids without the flag: the duplicate error points to it.
+    let (ok, _, err) = run(&refs, &multi, &["--metrics", "bleu"]);
+    assert!(!ok);
+    assert!(
+        err.contains("duplicate_image_id") && err.contains("--multi-candidate"),
+        "{err}"
+    );
+    // Unequal counts per image.
+    let mut uneven: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&multi).unwrap()).unwrap();
+    uneven.pop();
+    let p = dir.path().join("uneven.json");
+    std::fs::write(&p, Value::Array(uneven).to_string()).unwrap();
+    let (ok, _, err) = run(&refs, &p, &["--metrics", "bleu", "--multi-candidate"]);
+    assert!(
+        !ok && err.contains("invalid_format") && err.contains("same number of candidates"),
+        "{err}"
+    );
+    // A key that is not computed; bootstrap; --select without the flag.
+    for (args, want) in [
+        (
+            &["--multi-candidate", "--select-by", "METEOR"][..],
+            "not a computed score",
+        ),
+        (
+            &["--multi-candidate", "--bootstrap", "10"][..],
+            "not available",
+        ),
+        (&["--select", "mean"][..], "--multi-candidate"),
+    ] {
+        let mut a = vec!["--metrics", "bleu,cider_d"];
+        a.extend(args);
+        let (ok, _, err) = run(&refs, &multi, &a);
+        assert!(!ok && err.contains(want), "{args:?}: {err}");
+    }
+    // One candidate per image through --multi-candidate: the per-image scores are the plain
+    // run's; the aggregate is their mean (CIDEr-D's is a mean anyway).
+    let (ok, plain, err) = run(&refs, &sets[0], &["--metrics", "cider_d"]);
+    assert!(ok, "{err}");
+    let (ok, one, err) = run(
+        &refs,
+        &sets[0],
+        &["--metrics", "cider_d", "--multi-candidate"],
+    );
+    assert!(ok, "{err}");
+    let (plain, one) = (json(&plain), json(&one));
+    assert_eq!(plain["per_image"], one["per_image"]);
+    // The same mean, summed in output order rather than evaluation order: equal to the last
+    // bits.
+    let (p, o) = (
+        plain["aggregate"]["CIDEr"].as_f64().unwrap(),
+        one["aggregate"]["CIDEr"].as_f64().unwrap(),
+    );
+    assert!((p - o).abs() <= 1e-12, "{p} {o}");
+}

@@ -27,6 +27,7 @@ __all__ = [
     "CapscoreError",
     "CiderD",
     "Evaluator",
+    "compare",
     "ERROR_CODES",
     "fetch",
     "install_pycocoevalcap_alias",
@@ -109,6 +110,10 @@ def score(
     offline: bool = False,
     bootstrap: Union[None, int, Mapping[str, Any]] = None,
     df_from: Any = None,
+    split_by: Optional[str] = None,
+    strict: bool = False,
+    multi_candidate: Union[None, bool, str, Mapping[str, Any]] = None,
+    format: str = "json",
 ) -> Dict[str, Any]:
     """Scores candidates against references; returns what ``capscore score`` prints.
 
@@ -124,8 +129,17 @@ def score(
     CLI's ``--bootstrap``. ``df_from``: references (path, COCO dict or ``{image_id: [...]}``)
     whose document frequencies CIDEr uses instead of the scored images' (CLI ``--df-from``).
 
+    Leaderboard options, as the CLI's: ``split_by``: a label field of the references' COCO
+    ``images[]`` (e.g. nocaps' ``"domain"``): each split is also scored as its own corpus
+    (``splits``). ``strict``: every image of the references needs a result (else
+    ``incomplete_results``). ``multi_candidate``: several candidates per image (``candidates``
+    repeats image ids): ``True`` / ``"max"`` / ``"mean"`` or ``{"select": "max", "by": "SPIDEr"}``
+    (output ``multi_candidate``; the aggregate is the mean of the selected per-image values).
+    ``format="evalai"``: EvalAI's result shape instead of the report.
+
     Returns a dict with ``aggregate``, ``per_image`` (candidate order), ``signature``,
-    ``warnings`` and, when computed, ``bleu_totals``, ``spice`` and ``bootstrap``.
+    ``warnings`` and, when computed, ``bleu_totals``, ``spice``, ``bootstrap``, ``splits`` and
+    ``multi_candidate``.
     """
     refs = _as_json_text(references, "references")
     cands = _as_json_text(candidates, "candidates")
@@ -140,6 +154,20 @@ def score(
     if df_from is not None:
         name = os.path.basename(os.fspath(df_from)) if isinstance(df_from, (str, os.PathLike)) and not str(df_from).lstrip().startswith(("{", "[")) else "df_from"
         df = (name, _as_json_text(df_from, "references"))
+    multi = None
+    if multi_candidate is not None and multi_candidate is not False:
+        if multi_candidate is True:
+            multi = ("max", None)
+        elif isinstance(multi_candidate, str):
+            multi = (multi_candidate, None)
+        else:
+            spec = dict(multi_candidate)
+            unknown = set(spec) - {"select", "by"}
+            if unknown:
+                raise CapscoreError(f"multi_candidate: expected select, by; got {sorted(spec)}", "invalid_format")
+            multi = (str(spec.get("select", "max")), spec.get("by"))
+    if format not in ("json", "evalai"):
+        raise CapscoreError(f"format: {format!r}; expected 'json' or 'evalai'", "invalid_format")
     text = _capscore.score_json(
         refs,
         cands,
@@ -151,6 +179,47 @@ def score(
         offline=offline,
         bootstrap=boot,
         df_from=df,
+        split_by=split_by,
+        strict=strict,
+        multi_candidate=multi,
+        evalai=format == "evalai",
+    )
+    return json.loads(text)
+
+
+def compare(
+    references: Any,
+    a: Any,
+    b: Any,
+    metrics: Optional[Sequence[str]] = None,
+    *,
+    samples: int = 1000,
+    trials: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    threads: Optional[int] = None,
+    cache_dir: Optional[PathLike] = None,
+    offline: bool = False,
+) -> Dict[str, Any]:
+    """Is system B better than system A on the same images? (``capscore compare``)
+
+    ``references`` as for :func:`score`; ``a`` and ``b``: two result sets on the same images.
+    Returns ``images``, ``a`` and ``b`` (each system's aggregates), ``delta`` (B - A),
+    ``paired_bootstrap`` (interval and p-value) and ``randomization`` (p-value), the same seed
+    giving the same numbers whatever the thread count.
+    """
+    text = _capscore.compare_json(
+        _as_json_text(references, "references"),
+        _as_json_text(a, "candidates"),
+        _as_json_text(b, "candidates"),
+        metrics=list(metrics) if metrics is not None else None,
+        samples=samples,
+        trials=trials,
+        seed=seed,
+        level=level,
+        threads=threads,
+        cache_dir=os.fspath(cache_dir) if cache_dir is not None else None,
+        offline=offline,
     )
     return json.loads(text)
 

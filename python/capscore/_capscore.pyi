@@ -18,6 +18,23 @@ def score_json(
     offline: bool = False,
     bootstrap: Optional[Tuple[int, int, float]] = None,
     df_from: Optional[Tuple[str, str]] = None,
+    split_by: Optional[str] = None,
+    strict: bool = False,
+    multi_candidate: Optional[Tuple[str, Optional[str]]] = None,
+    evalai: bool = False,
+) -> str: ...
+def compare_json(
+    references: str,
+    a: str,
+    b: str,
+    metrics: Optional[List[str]] = None,
+    samples: int = 1000,
+    trials: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    threads: Optional[int] = None,
+    cache_dir: Optional[str] = None,
+    offline: bool = False,
 ) -> str: ...
 def score_lists(
     candidates: List[str],

@@ -166,7 +166,12 @@ impl Job<'_> {
         refs: &dyn ReferenceSource,
         threads: Option<usize>,
     ) -> PyResult<Report> {
-        let opts = Options {
+        let opts = self.options();
+        on_pool(threads, || engine::score(candidates, refs, &opts))?.map_err(input_err)
+    }
+
+    fn options(&self) -> Options<'_> {
+        Options {
             meteor: self.meteor.as_deref(),
             spice: self.spice.as_deref(),
             explain: self.explain,
@@ -179,8 +184,80 @@ impl Job<'_> {
             bootstrap: self.bootstrap,
             df: self.df.map_or(DfChoice::Batch, DfChoice::Table),
             ..Options::new(&self.metrics)
+        }
+    }
+}
+
+/// The leaderboard options of [`score_json`].
+#[derive(Default)]
+struct Board {
+    /// `split_by`: a label field of the references' `images[]`.
+    split_by: Option<String>,
+    /// `strict`: every image of the references needs a result.
+    strict: bool,
+    /// `multi_candidate`: (select, by).
+    multi: Option<(String, Option<String>)>,
+    /// `format="evalai"`.
+    evalai: bool,
+}
+
+impl Board {
+    /// Scores `cands` against `refs` (whose JSON text is `text`, for split labels).
+    fn score(
+        &self,
+        job: &Job<'_>,
+        text: &str,
+        refs: &input::References,
+        cands: Vec<Candidate>,
+        threads: Option<usize>,
+    ) -> PyResult<Report> {
+        let bad = |m: String| input_err(InputError::new(ErrorCode::InvalidFormat, m));
+        let opts = Options {
+            require_complete: self.strict,
+            ..job.options()
         };
-        on_pool(threads, || engine::score(candidates, refs, &opts))?.map_err(input_err)
+        let multi = match &self.multi {
+            None => None,
+            Some((select, by)) => Some(engine::multi::MultiSpec {
+                select: match select.as_str() {
+                    "max" => engine::multi::Selection::Max,
+                    "mean" => engine::multi::Selection::Mean,
+                    other => {
+                        return Err(bad(format!(
+                            "multi_candidate: select {other:?}; expected \"max\" or \"mean\""
+                        )))
+                    }
+                },
+                by: by.clone(),
+            }),
+        };
+        let labels = match &self.split_by {
+            None => None,
+            Some(field) => {
+                let v = input::parse_json(text, "references").map_err(input_err)?;
+                let fields = input::ImageFields::field_of(&v, field).map_err(input_err)?;
+                let labels = fields
+                    .get(field)
+                    .cloned()
+                    .ok_or_else(|| bad(format!("split_by {field:?}")))?;
+                Some((field.as_str(), labels))
+            }
+        };
+        on_pool(threads, || match (&labels, &multi) {
+            (Some(_), Some(_)) => Err(InputError::new(
+                ErrorCode::InvalidFormat,
+                "split_by does not combine with multi_candidate",
+            )),
+            (Some((field, labels)), None) => engine::leaderboard::score_splits(
+                cands,
+                refs,
+                &opts,
+                &engine::leaderboard::SplitBy { field, labels },
+            ),
+            (None, Some(spec)) => engine::multi::score_multi(cands, refs, &opts, spec),
+            (None, None) => engine::score(cands, refs, &opts),
+        })?
+        .map_err(input_err)
     }
 }
 
@@ -241,6 +318,7 @@ impl ReferenceSource for Aligned {
                 })
                 .collect(),
             output_order: (0..n).collect(),
+            missing: Default::default(),
         })
     }
 
@@ -268,7 +346,7 @@ impl ReferenceSource for Aligned {
 /// `{id: [captions]}` references; COCO results or `{id: caption}` candidates). Returns the
 /// report as JSON text: the same structure as `capscore score`.
 #[pyfunction]
-#[pyo3(signature = (references, candidates, metrics=None, threads=None, explain=false, tokenized=false, cache_dir=None, offline=false, bootstrap=None, df_from=None))]
+#[pyo3(signature = (references, candidates, metrics=None, threads=None, explain=false, tokenized=false, cache_dir=None, offline=false, bootstrap=None, df_from=None, split_by=None, strict=false, multi_candidate=None, evalai=false))]
 #[allow(clippy::too_many_arguments)]
 fn score_json(
     py: Python<'_>,
@@ -282,7 +360,17 @@ fn score_json(
     offline: bool,
     bootstrap: Option<(u32, u64, f64)>,
     df_from: Option<(String, String)>,
+    split_by: Option<String>,
+    strict: bool,
+    multi_candidate: Option<(String, Option<String>)>,
+    evalai: bool,
 ) -> PyResult<String> {
+    let board = Board {
+        split_by,
+        strict,
+        multi: multi_candidate,
+        evalai,
+    };
     let metrics = parse_metrics(metrics)?;
     let args = resource_args(cache_dir, offline);
     let bootstrap = match bootstrap {
@@ -301,7 +389,7 @@ fn score_json(
     py.allow_threads(|| {
         let refs = input::parse_references_text(&references, "references").map_err(input_err)?;
         let cands = input::parse_candidates_text(&candidates, "candidates").map_err(input_err)?;
-        drop((references, candidates));
+        drop(candidates);
         let df_source = match df_from {
             Some((name, text)) => {
                 let r = input::parse_references_text(&text, "df_from").map_err(input_err)?;
@@ -320,9 +408,60 @@ fn score_json(
             bootstrap,
             df: df_source.as_ref().and_then(|d| d.df_table()),
         };
-        let report = job.run(cands, &refs, threads)?;
-        report
-            .to_string_pretty()
+        let report = board.score(&job, &references, &refs, cands, threads)?;
+        let text = if board.evalai {
+            serde_json::to_string_pretty(&engine::leaderboard::evalai(&report))
+        } else {
+            report.to_string_pretty()
+        };
+        text.map_err(|e| coded(ErrorCode::Internal.as_str(), e.to_string()))
+    })
+}
+
+/// Compares two result sets on the same images (`capscore compare`): JSON texts in, the
+/// comparison's JSON text out.
+#[pyfunction]
+#[pyo3(signature = (references, a, b, metrics=None, samples=1000, trials=1000, seed=0, level=0.95, threads=None, cache_dir=None, offline=false))]
+#[allow(clippy::too_many_arguments)]
+fn compare_json(
+    py: Python<'_>,
+    references: String,
+    a: String,
+    b: String,
+    metrics: Option<Vec<String>>,
+    samples: u32,
+    trials: u32,
+    seed: u64,
+    level: f64,
+    threads: Option<usize>,
+    cache_dir: Option<String>,
+    offline: bool,
+) -> PyResult<String> {
+    let metrics = parse_metrics(metrics)?;
+    let args = resource_args(cache_dir, offline);
+    let spec = engine::compare::CompareSpec {
+        samples,
+        trials,
+        seed,
+        level,
+    };
+    spec.check()
+        .map_err(|m| coded(ErrorCode::InvalidFormat.as_str(), m))?;
+    py.allow_threads(|| {
+        let refs = input::parse_references_text(&references, "references").map_err(input_err)?;
+        let a = input::parse_candidates_text(&a, "a").map_err(input_err)?;
+        let b = input::parse_candidates_text(&b, "b").map_err(input_err)?;
+        let (meteor, spice) = resources(&metrics, &args)?;
+        let opts = Options {
+            meteor: meteor.as_deref(),
+            spice: spice.as_deref(),
+            ..Options::new(&metrics)
+        };
+        let report = on_pool(threads, || {
+            engine::compare::compare(a, b, &refs, &opts, &spec)
+        })?
+        .map_err(input_err)?;
+        serde_json::to_string_pretty(&report)
             .map_err(|e| coded(ErrorCode::Internal.as_str(), e.to_string()))
     })
 }
@@ -707,6 +846,7 @@ fn _capscore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bleu_dicts, m)?)?;
     m.add_function(wrap_pyfunction!(rouge_dicts, m)?)?;
     m.add_function(wrap_pyfunction!(cider_dicts, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_json, m)?)?;
     m.add_function(wrap_pyfunction!(tokenize, m)?)?;
     m.add_function(wrap_pyfunction!(fetch, m)?)?;
     m.add_function(wrap_pyfunction!(error_codes, m)?)?;

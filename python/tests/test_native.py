@@ -190,3 +190,57 @@ def test_bootstrap_and_df_from_equal_the_cli(cli, tmp_path):
     with pytest.raises(CapscoreError) as e:
         capscore.score(refs, cands, bootstrap=0)
     assert e.value.code == "invalid_format"
+
+
+def _cli_json(cli, *args):
+    out = subprocess.run([str(cli), *map(str, args)], capture_output=True, check=True)
+    return json.loads(out.stdout)
+
+
+def test_leaderboard_options_equal_the_cli(cli, tmp_path):
+    """split_by / strict / format="evalai", multi_candidate and compare(): the CLI's numbers."""
+    refs, cands = golden_inputs("fakecap_val2017")
+    domains = ["in-domain", "near-domain", "out-domain"]
+    for k, img in enumerate(refs["images"]):
+        img["domain"] = domains[k % 3]
+    r, c = tmp_path / "r.json", tmp_path / "c.json"
+    r.write_text(json.dumps(refs))
+    c.write_text(json.dumps(cands))
+    base = ["score", "--refs", r, "--cands", c, "--metrics", "bleu,cider_d"]
+    expected = _cli_json(cli, *base, "--split-by", "domain", "--strict")
+    got = capscore.score(refs, cands, metrics=["bleu", "cider_d"], split_by="domain", strict=True)
+    assert got == expected
+    assert sorted(got["splits"]) == domains
+    evalai = capscore.score(r, c, metrics=["bleu", "cider_d"], split_by="domain", format="evalai")
+    assert evalai == _cli_json(cli, *base, "--split-by", "domain", "--format", "evalai")
+    with pytest.raises(CapscoreError) as e:
+        capscore.score(refs, cands[1:], metrics=["bleu"], strict=True)
+    assert e.value.code == "incomplete_results"
+    # Two candidates per image: the original and a prefixed one.
+    multi = []
+    for x in cands:
+        multi += [x, {"image_id": x["image_id"], "caption": "a photo of " + x["caption"]}]
+    m = tmp_path / "m.json"
+    m.write_text(json.dumps(multi))
+    expected = _cli_json(cli, *base, "--multi-candidate", "--select", "mean")
+    got = capscore.score(refs, multi, metrics=["bleu", "cider_d"], multi_candidate="mean")
+    assert got == expected
+    assert got["multi_candidate"]["candidates"] == 2
+    got = capscore.score(refs, multi, metrics=["bleu", "cider_d"],
+                         multi_candidate={"select": "max", "by": "Bleu_4"})
+    assert got == _cli_json(cli, *base, "--multi-candidate", "--select-by", "Bleu_4")
+    with pytest.raises(CapscoreError) as e:
+        capscore.score(refs, multi, metrics=["bleu"])
+    assert e.value.code == "duplicate_image_id"
+    # compare(): B (the originals) against A (prefixed).
+    a = multi[1::2]
+    pa = tmp_path / "a.json"
+    pa.write_text(json.dumps(a))
+    expected = _cli_json(cli, "compare", "--refs", r, "--cands", pa, "--cands", c,
+                         "--metrics", "bleu,cider_d", "--samples", "200", "--trials", "200", "--seed", "4")
+    got = capscore.compare(refs, a, cands, metrics=["bleu", "cider_d"], samples=200, trials=200, seed=4)
+    assert got == expected
+    assert got["delta"]["CIDEr"] == got["b"]["CIDEr"] - got["a"]["CIDEr"]
+    with pytest.raises(CapscoreError) as e:
+        capscore.compare(refs, a[1:], cands, metrics=["bleu"])
+    assert e.value.code == "image_sets_differ"

@@ -5,6 +5,8 @@
 //! n-grams), `meteor.rs`, `spice.rs`. Each step computes per-image statistics on the rayon
 //! pool, pools them in evaluation order, and adds its keys, signature part and warnings to the
 //! [`Report`] (`report.rs`: the one set of output types, serialized and documented).
+//! `leaderboard.rs` (split tables), `compare.rs` (paired comparison) and `multi.rs` (several
+//! candidates per image) build on [`score`] and never score by themselves.
 //!
 //! Determinism: per-image work runs in parallel, but every aggregate is reduced sequentially in
 //! evaluation order after the parallel part, so the output bytes do not depend on the number of
@@ -18,6 +20,7 @@ pub mod compare;
 pub mod leaderboard;
 mod meteor;
 mod metric;
+pub mod multi;
 mod ngram;
 pub mod report;
 pub mod source;
@@ -461,6 +464,7 @@ fn finish(
         warnings,
         bootstrap,
         splits: None,
+        multi_candidate: None,
         tokenized,
         pool: opts.keep_pool.then_some(pool),
         stats: RunStats {

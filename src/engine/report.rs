@@ -403,6 +403,10 @@ pub struct Report {
     /// name; `aggregate` is the entire set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub splits: Option<std::collections::BTreeMap<String, super::leaderboard::SplitScores>>,
+    /// Several candidates per image: each candidate's scores and the selection
+    /// (`per_image` and `aggregate` then hold the selected values).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multi_candidate: Option<super::multi::MultiReport>,
     /// The tokenized captions, evaluation order (CLI `--tokenized`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokenized: Option<Vec<TokenizedItem>>,
@@ -493,6 +497,8 @@ impl Serialize for ReportView<'_> {
             #[serde(skip_serializing_if = "Option::is_none")]
             splits: &'a Option<std::collections::BTreeMap<String, super::leaderboard::SplitScores>>,
             #[serde(skip_serializing_if = "Option::is_none")]
+            multi_candidate: &'a Option<super::multi::MultiReport>,
+            #[serde(skip_serializing_if = "Option::is_none")]
             tokenized: &'a Option<Vec<TokenizedItem>>,
         }
         View {
@@ -504,6 +510,7 @@ impl Serialize for ReportView<'_> {
             warnings: &r.warnings,
             bootstrap: &r.bootstrap,
             splits: &r.splits,
+            multi_candidate: &r.multi_candidate,
             tokenized: &r.tokenized,
         }
         .serialize(s)
@@ -553,6 +560,7 @@ mod tests {
                     )],
                     bootstrap: None,
                     splits: None,
+                    multi_candidate: None,
                     tokenized: bleu.then(Vec::new),
                     pool: None,
                     stats: RunStats::default(),

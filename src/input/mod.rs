@@ -278,6 +278,12 @@ fn check_duplicates<'a>(ids: impl Iterator<Item = &'a ImageId>) -> Result<(), In
         ErrorCode::DuplicateImageId,
         "more than one candidate for",
     )
+    .map_err(|mut e| {
+        e.message.push_str(
+            " (to score several candidates per image: --multi-candidate, or \"multi_candidate\" / \"items[].candidates\" in a request)",
+        );
+        e
+    })
 }
 
 fn check_references(items: &[Item]) -> Result<(), InputError> {

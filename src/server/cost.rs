@@ -236,12 +236,14 @@ impl Budget {
 }
 
 /// Admits a parsed score job: SPICE's per-caption token limit, then the estimate against the
-/// per-request limits and the budget (raising `r`).
+/// per-request limits and the budget (raising `r`). `runs` > 1: the job scores its images that
+/// many times (several candidates per image, a comparison), its inline references again in
+/// every run.
 pub fn admit_job(
     app: &super::App,
     metrics: &[Metric],
     body: usize,
-    candidates: &[Candidate],
+    (candidates, runs): (&[Candidate], u64),
     inline: Option<&References>,
     r: &mut Reservation,
 ) -> Result<Estimate, ApiError> {
@@ -273,7 +275,13 @@ pub fn admit_job(
             }
         }
     }
-    let size = Size::of(candidates, inline, 5);
+    let mut size = Size::of(candidates, inline, 5);
+    if runs > 1 {
+        let refs = Size::of(&[], inline, 0);
+        size.captions += (runs - 1) * refs.captions;
+        size.tokens += (runs - 1) * refs.tokens;
+        size.tokens_sq += (runs - 1) * refs.tokens_sq;
+    }
     let e = estimate(metrics, body as u64, &size);
     app.budget.admit(r, &e)?;
     Ok(e)

@@ -17,6 +17,7 @@ use crate::engine::compare::{CompareReport, CompareSpec};
 use crate::engine::{self, Metric, Options};
 use crate::input::{self, Candidate, ErrorCode, InputError};
 use crate::server::auth::ScoreRole;
+use crate::server::cost;
 use crate::server::error::responses as R;
 use crate::server::error::{ApiError, Problem};
 use crate::server::state::{App, AppState, Fate};
@@ -79,6 +80,12 @@ fn results(app: &App, v: &Value, side: &str) -> Result<Vec<Candidate>, ApiError>
 }
 
 fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiError> {
+    // Memory is reserved before the body is parsed, the rest once its captions are counted
+    // (as for `/v1/score`).
+    let mut reserved = cost::Reservation::default();
+    let parse = cost::PARSE_BYTES_PER_BODY_BYTE * body.len() as u64;
+    app.budget
+        .reserve(&mut reserved, parse, "parsing the request")?;
     let req: CompareRequest = parse_body(body, "request body")?;
     let metrics = match &req.metrics {
         Some(list) => Metric::normalize(list.iter().copied().map(Ok))?,
@@ -102,21 +109,12 @@ fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiE
             spec.samples, spec.trials
         )));
     }
-    let opts = Options {
-        meteor: app.resources.meteor(),
-        spice: app.resources.spice(),
-        cancel: Some(&|| fate.is_abandoned()),
-        ..Options::new(&metrics)
-    };
-    let report: CompareReport = match (&req.dataset, &req.references) {
+    let (dataset, inline) = match (&req.dataset, &req.references) {
         (Some(_), Some(_)) => {
             return Err(bad("give either \"dataset\" or \"references\", not both"))
         }
         (None, None) => return Err(bad("missing \"references\" (or a \"dataset\")")),
-        (Some(name), None) => {
-            let d = app.datasets.named(name)?;
-            engine::compare::compare(a, b, &*d, &opts, &spec)?
-        }
+        (Some(name), None) => (Some(app.datasets.named(name)?), None),
         (None, Some(v)) => {
             let refs = input::parse_references(v).map_err(|e| {
                 ApiError::from(InputError::new(
@@ -136,8 +134,30 @@ fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiE
                     check_caption(app, c, &|| format!("references of image_id {id}, #{j}"))?;
                 }
             }
-            engine::compare::compare(a, b, &refs, &opts, &spec)?
+            (None, Some(refs))
         }
+    };
+    // Both systems are scored, the references once per system.
+    let both: Vec<Candidate> = a.iter().chain(&b).cloned().collect();
+    cost::admit_job(
+        app,
+        &metrics,
+        body.len(),
+        (&both, 2),
+        inline.as_ref(),
+        &mut reserved,
+    )?;
+    drop(both);
+    let opts = Options {
+        meteor: app.resources.meteor(),
+        spice: app.resources.spice(),
+        cancel: Some(&|| fate.is_abandoned()),
+        ..Options::new(&metrics)
+    };
+    let report: CompareReport = match (&dataset, &inline) {
+        (Some(d), _) => engine::compare::compare(a, b, &**d, &opts, &spec)?,
+        (None, Some(refs)) => engine::compare::compare(a, b, refs, &opts, &spec)?,
+        (None, None) => return Err(ApiError::internal("a comparison without references")),
     };
     serde_json::to_vec(&report).map_err(ApiError::internal)
 }
@@ -153,7 +173,7 @@ fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiE
     responses(
         (status = 200, description = "The comparison", body = CompareReport),
         R::InvalidJson, R::Unauthorized, R::UnknownDataset, R::TooLarge,
-        (status = 422, description = "Bad input: `invalid_format`, `image_sets_differ`, `unknown_image_id`, `duplicate_image_id`, `invalid_caption`, `unknown_metric`, `limit_exceeded`, ...", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Bad input: `invalid_format`, `image_sets_differ`, `unknown_image_id`, `duplicate_image_id`, `invalid_caption`, `unknown_metric`, `limit_exceeded`, `cost_exceeded`", body = Problem, content_type = "application/problem+json"),
         R::Internal,
         R::Unavailable,
         R::TimedOut,

@@ -56,9 +56,15 @@ pub struct ItemIn {
     /// The image id.
     #[schema(value_type = ImageIdSchema)]
     pub image_id: Value,
-    /// The candidate caption.
-    #[schema(value_type = String)]
-    pub candidate: Value,
+    /// The candidate caption (or `candidates`).
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub candidate: Option<Value>,
+    /// Several candidate captions (instead of `candidate`): each is scored and one value per
+    /// image selected (see `multi_candidate`); every item must have the same number.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
+    pub candidates: Option<Vec<Value>>,
     /// Reference captions, in order. May be omitted when `dataset` is given (then they come
     /// from the dataset).
     #[serde(default)]
@@ -150,6 +156,26 @@ pub struct ScoreRequest {
     /// no other output changes.
     #[serde(default)]
     pub explain: Option<bool>,
+    /// Several candidates per image (`items[].candidates`, or `results` repeating an image id):
+    /// how one value per image is selected. Given, or implied by `items[].candidates` (then
+    /// `{"select": "max"}`). The `aggregate` is the mean over images of the selected values
+    /// (aac-metrics' definition; SPIDEr-max with `"metrics": ["spider"]`).
+    #[serde(default)]
+    pub multi_candidate: Option<MultiCandidateIn>,
+}
+
+/// `multi_candidate`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MultiCandidateIn {
+    /// `max` (default: the candidate with the highest `by` score; every metric takes that
+    /// candidate's value) or `mean` (each metric's mean over the candidates).
+    #[serde(default)]
+    pub select: engine::multi::Selection,
+    /// With `max`: the output key that picks the candidate (`SPIDEr`, `CIDEr`, `Bleu_4`, ...).
+    /// Default: `SPIDEr` when computed, else `CIDEr`, else the first key computed.
+    #[serde(default)]
+    pub by: Option<String>,
 }
 
 /// Most image draws (`samples x images`) one request's bootstrap may cost (about 1 s of CPU).
@@ -162,6 +188,8 @@ struct Job {
     inline: Option<References>,
     /// Split labels given by the items (`items[].split`).
     labels: Option<FxHashMap<ImageKey, String>>,
+    /// Some item gave `candidates`.
+    multi: bool,
 }
 
 /// Reads `items` (with or without references) or `results`, checking the limits.
@@ -193,6 +221,7 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
                 candidates,
                 inline: None,
                 labels: None,
+                multi: false,
             })
         }
         (Some(items), None) => {
@@ -209,6 +238,7 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
                 return Err(bad("either every item gives its \"split\" or none does"));
             }
             let mut labels = (with_split != 0).then(FxHashMap::default);
+            let multi = items.iter().any(|i| i.candidates.is_some());
             let mut candidates = Vec::with_capacity(items.len());
             let mut inline = Vec::with_capacity(if inline_refs { items.len() } else { 0 });
             for (i, it) in items.into_iter().enumerate() {
@@ -222,13 +252,38 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
                 if let (Some(l), Some(split)) = (labels.as_mut(), it.split) {
                     l.insert(image_id.key.clone(), split);
                 }
-                let caption = caption_of(&it.candidate, &at)?;
-                check_caption(app, &caption, &at)?;
-                let references = match it.references {
-                    None if with_dataset => {
-                        candidates.push(Candidate { image_id, caption });
-                        continue;
+                let captions = match (&it.candidate, &it.candidates) {
+                    (Some(c), None) => vec![caption_of(c, &at)?],
+                    (None, Some(list)) if !list.is_empty() => list
+                        .iter()
+                        .enumerate()
+                        .map(|(j, c)| caption_of(c, &|| format!("items[{i}].candidates[{j}]")))
+                        .collect::<Result<Vec<_>, ApiError>>()?,
+                    (None, Some(_)) => return Err(bad(&format!("{}: empty \"candidates\"", at()))),
+                    (Some(_), Some(_)) => {
+                        return Err(bad(&format!(
+                            "{}: give either \"candidate\" or \"candidates\", not both",
+                            at()
+                        )))
                     }
+                    (None, None) => return Err(bad(&format!("{}: missing \"candidate\"", at()))),
+                };
+                for c in &captions {
+                    check_caption(app, c, &at)?;
+                }
+                if candidates.len() + captions.len() > lim.max_items {
+                    return Err(limit(format!(
+                        "more than {} candidates; at most {} per request (--max-items)",
+                        lim.max_items, lim.max_items
+                    )));
+                }
+                let caption = captions[0].clone();
+                candidates.extend(captions.into_iter().map(|caption| Candidate {
+                    image_id: image_id.clone(),
+                    caption,
+                }));
+                let references = match it.references {
+                    None if with_dataset => continue,
                     None => Vec::new(),
                     Some(Value::Array(list)) => {
                         if list.len() > lim.max_references {
@@ -263,17 +318,21 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
                 });
             }
             if inline_refs {
-                let (candidates, refs) = input::split_items(inline)?;
+                // The items' checks (duplicates, references); one candidate per image unless
+                // several were given.
+                let (firsts, refs) = input::split_items(inline)?;
                 Ok(Job {
-                    candidates,
+                    candidates: if multi { candidates } else { firsts },
                     inline: Some(refs),
                     labels,
+                    multi,
                 })
             } else {
                 Ok(Job {
                     candidates,
                     inline: None,
                     labels,
+                    multi,
                 })
             }
         }
@@ -317,12 +376,28 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
     let strict = req.require_complete.unwrap_or(false)
         || ds.as_ref().is_some_and(|d| d.meta.require_complete);
     let split_by = req.split_by.clone();
+    let multi_in = req.multi_candidate.clone();
     let mut job = job_of(app, req, ds.is_some())?;
+    let multi = match multi_in {
+        Some(m) => Some(m),
+        None if job.multi => Some(MultiCandidateIn::default()),
+        None => None,
+    };
+    let runs = match multi {
+        Some(_) => {
+            let mut per_image: FxHashMap<&ImageKey, u64> = FxHashMap::default();
+            for c in &job.candidates {
+                *per_image.entry(&c.image_id.key).or_default() += 1;
+            }
+            per_image.values().copied().max().unwrap_or(1)
+        }
+        None => 1,
+    };
     let estimate = cost::admit_job(
         app,
         &metrics,
         body.len(),
-        &job.candidates,
+        (&job.candidates, runs),
         job.inline.as_ref(),
         &mut reserved,
     )?;
@@ -390,19 +465,35 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
         cancel: Some(&|| fate.is_abandoned()),
         ..Options::new(&metrics)
     };
-    let run = |cands: Vec<Candidate>, source: &dyn ReferenceSource| match &labels {
-        Some((field, labels)) => engine::leaderboard::score_splits(
+    if multi.is_some() && labels.is_some() {
+        return Err(InputError::new(
+            ErrorCode::InvalidFormat,
+            "split tables do not combine with several candidates per image",
+        )
+        .into());
+    }
+    let run = |cands: Vec<Candidate>, source: &dyn ReferenceSource| match (&labels, &multi) {
+        (_, Some(m)) => engine::multi::score_multi(
+            cands,
+            source,
+            &opts,
+            &engine::multi::MultiSpec {
+                select: m.select,
+                by: m.by.clone(),
+            },
+        ),
+        (Some((field, labels)), None) => engine::leaderboard::score_splits(
             cands,
             source,
             &opts,
             &engine::leaderboard::SplitBy { field, labels },
         ),
-        None => engine::score(cands, source, &opts),
+        (None, None) => engine::score(cands, source, &opts),
     };
     let report = match (job.inline, &ds) {
-        // The request's captions move into the batch (not copied) unless splits need them
-        // again.
-        (Some(refs), _) if labels.is_none() => {
+        // The request's captions move into the batch (not copied) unless splits or several
+        // runs need them again.
+        (Some(refs), _) if labels.is_none() && multi.is_none() => {
             run(job.candidates, &engine::OwnedReferences::new(refs))?
         }
         (Some(refs), _) => run(job.candidates, &refs)?,
