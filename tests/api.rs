@@ -1410,27 +1410,12 @@ async fn bootstrap_over_http_equals_the_cli() {
     app.stop().await;
 }
 
-/// The fakecap references with a nocaps-style `domain` per image, and the candidates.
-fn nocaps_shaped() -> (Value, Value) {
-    let mut refs = read_json("coco/fakecap_val2017/refs.json");
-    let domains = ["in-domain", "near-domain", "out-domain"];
-    for (k, img) in refs["images"]
-        .as_array_mut()
-        .expect("images")
-        .iter_mut()
-        .enumerate()
-    {
-        img["domain"] = json!(domains[k % 3]);
-    }
-    (refs, read_json("coco/fakecap_val2017/cands.json"))
-}
-
 /// Split tables over HTTP: by a registered dataset's `domain` labels and by `items[].split`,
 /// both equal to the CLI's `--split-by domain`; EvalAI's shape; strict datasets.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn split_tables_and_strict_datasets_over_http_equal_the_cli() {
     let app = spawn_app().await;
-    let (refs, cands) = nocaps_shaped();
+    let (refs, cands) = common::nocaps_shaped();
     let (st, _, info) = app
         .put("/v1/datasets/nocaps?require_complete=true", &refs)
         .await;
@@ -1548,7 +1533,7 @@ async fn split_tables_and_strict_datasets_over_http_equal_the_cli() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compare_over_http_equals_the_cli() {
     let app = spawn_app().await;
-    let (refs, cands) = nocaps_shaped();
+    let (refs, cands) = common::nocaps_shaped();
     let a: Vec<Value> = cands
         .as_array()
         .unwrap()

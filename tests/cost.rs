@@ -164,19 +164,46 @@ async fn the_memory_budget_sheds_with_overloaded_and_is_returned() {
         v["detail"].as_str().unwrap().contains("--memory-budget"),
         "{v}"
     );
+    // A dataset registration draws on the same budget: refused while it is held.
+    let refs: serde_json::Map<String, Value> = (0..2000)
+        .map(|i| {
+            (
+                i.to_string(),
+                json!([format!("a dog number {i} runs on the green grass")]),
+            )
+        })
+        .collect();
+    let put = |refs: serde_json::Map<String, Value>| {
+        let url = format!("{}/v1/datasets/budget", s.base);
+        async move {
+            let res = reqwest::Client::new()
+                .put(url)
+                .json(&Value::Object(refs))
+                .send()
+                .await
+                .expect("put");
+            let st = res.status().as_u16();
+            (st, res.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let (st, v) = put(refs.clone()).await;
+    assert_eq!((st, v["code"].as_str()), (503, Some("overloaded")), "{v}");
     gate_tx.send(()).expect("release");
     let st = first.await.expect("join").expect("first");
     assert_eq!(
         st, 422,
         "the held request: its caption is over the token limit"
     );
-    // The budget is back: the same request is admitted (and refused for its caption only).
+    // The budget is back: the same request is admitted (and refused for its caption only),
+    // and the dataset registers.
     let (st, v) = s.score(&second).await;
     assert_eq!(
         (st, v["code"].as_str()),
         (422, Some("limit_exceeded")),
         "{v}"
     );
+    let (st, v) = put(refs).await;
+    assert_eq!(st, 201, "{v}");
     s.stop().await;
 }
 

@@ -8,22 +8,12 @@ use std::process::Command;
 use common::existing;
 use serde_json::Value;
 
+/// `capscore score` on the fakecap set.
 fn score(args: &[&str]) -> (bool, Vec<u8>, String) {
-    let refs = existing("coco/fakecap_val2017/refs.json");
-    let cands = existing("coco/fakecap_val2017/cands.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_capscore"))
-        .arg("score")
-        .arg("--refs")
-        .arg(&refs)
-        .arg("--cands")
-        .arg(&cands)
-        .args(args)
-        .output()
-        .expect("run capscore");
-    (
-        out.status.success(),
-        out.stdout,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    run(
+        &existing("coco/fakecap_val2017/refs.json"),
+        &existing("coco/fakecap_val2017/cands.json"),
+        args,
     )
 }
 
@@ -143,20 +133,9 @@ fn df_from_the_scored_references_changes_nothing_but_the_signature() {
     assert!(!ok && err.contains("--df-from"), "{err}");
 }
 
-/// The fakecap references with a nocaps-style `domain` on every image (by position: in-domain,
-/// near-domain, out-domain in turn) and the candidates, written to `dir`.
+/// [`common::nocaps_shaped`], written to `dir`.
 fn nocaps_shaped(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, Value, Value) {
-    let mut refs = common::read_json("coco/fakecap_val2017/refs.json");
-    let domains = ["in-domain", "near-domain", "out-domain"];
-    for (k, img) in refs["images"]
-        .as_array_mut()
-        .expect("images")
-        .iter_mut()
-        .enumerate()
-    {
-        img["domain"] = Value::from(domains[k % 3]);
-    }
-    let cands = common::read_json("coco/fakecap_val2017/cands.json");
+    let (refs, cands) = common::nocaps_shaped();
     let (r, c) = (dir.join("refs.json"), dir.join("cands.json"));
     std::fs::write(&r, refs.to_string()).expect("write");
     std::fs::write(&c, cands.to_string()).expect("write");

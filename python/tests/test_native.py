@@ -222,13 +222,14 @@ def test_leaderboard_options_equal_the_cli(cli, tmp_path):
         multi += [x, {"image_id": x["image_id"], "caption": "a photo of " + x["caption"]}]
     m = tmp_path / "m.json"
     m.write_text(json.dumps(multi))
-    expected = _cli_json(cli, *base, "--multi-candidate", "--select", "mean")
+    base_m = ["score", "--refs", r, "--cands", m, "--metrics", "bleu,cider_d", "--multi-candidate"]
+    expected = _cli_json(cli, *base_m, "--select", "mean")
     got = capscore.score(refs, multi, metrics=["bleu", "cider_d"], multi_candidate="mean")
     assert got == expected
     assert got["multi_candidate"]["candidates"] == 2
     got = capscore.score(refs, multi, metrics=["bleu", "cider_d"],
                          multi_candidate={"select": "max", "by": "Bleu_4"})
-    assert got == _cli_json(cli, *base, "--multi-candidate", "--select-by", "Bleu_4")
+    assert got == _cli_json(cli, *base_m, "--select-by", "Bleu_4")
     with pytest.raises(CapscoreError) as e:
         capscore.score(refs, multi, metrics=["bleu"])
     assert e.value.code == "duplicate_image_id"

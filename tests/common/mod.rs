@@ -89,3 +89,19 @@ pub fn compare_scores(what: &str, golden: &Value, ours: &Value, keys: &[&str]) -
     }
     bad
 }
+
+/// The fakecap references with a nocaps-style `domain` on every image (by position: in-domain,
+/// near-domain, out-domain in turn), and the candidates.
+pub fn nocaps_shaped() -> (Value, Value) {
+    let mut refs = read_json("coco/fakecap_val2017/refs.json");
+    let domains = ["in-domain", "near-domain", "out-domain"];
+    for (k, img) in refs["images"]
+        .as_array_mut()
+        .expect("images")
+        .iter_mut()
+        .enumerate()
+    {
+        img["domain"] = Value::from(domains[k % 3]);
+    }
+    (refs, read_json("coco/fakecap_val2017/cands.json"))
+}

@@ -16,8 +16,10 @@ use utoipa::ToSchema;
 
 use super::{check_caption, json_response, limit, parse_body, to_json_bytes};
 use crate::dataset::{self, Dataset, PutOutcome};
+use crate::engine::Metric;
 use crate::input::{self, ErrorCode};
 use crate::server::auth::{AdminRole, ScoreRole};
+use crate::server::cost;
 use crate::server::error::responses as R;
 use crate::server::error::{ApiError, Problem};
 use crate::server::state::{AppState, Fate};
@@ -188,8 +190,23 @@ pub async fn put_dataset(
     let (outcome, ds) =
         s.0.compute
             .run_with(fate, move || -> Result<_, ApiError> {
+                // The build holds memory from the budget like a score request, at most
+                // --max-request-memory (an admin's large reference set waits for room, 503
+                // `overloaded`, rather than being refused for its size).
+                let mut reserved = cost::Reservation::default();
+                let most = app.budget.max_request;
+                let parse = cost::PARSE_BYTES_PER_BODY_BYTE * body.len() as u64;
+                app.budget
+                    .reserve(&mut reserved, parse.min(most), "registering a dataset")?;
                 let v: Value = parse_body(&body, "dataset body")?;
                 let refs = input::parse_references(&v)?;
+                let build = cost::estimate(
+                    &[Metric::CiderD],
+                    body.len() as u64,
+                    &cost::Size::of(&[], Some(&refs), 0),
+                );
+                app.budget
+                    .reserve(&mut reserved, build.memory.min(most), "registering a dataset")?;
                 let meta = dataset::DatasetMeta {
                     labels: input::ImageFields::labels_of(&v),
                     require_complete: params.require_complete.unwrap_or(false),
