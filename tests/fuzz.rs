@@ -168,7 +168,7 @@ async fn mutated_score_requests_never_get_a_5xx() {
     let seed: u64 = std::env::var("FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed_18);
+        .unwrap_or(0x005e_ed18);
     let cases: usize = std::env::var("FUZZ_CASES")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -584,9 +584,9 @@ fn three_candidate_sets(
         std::fs::write(&p, Value::Array(set).to_string()).unwrap();
         sets.push(p);
     }
-    for i in 0..cands.len() {
+    for (i, id) in ids.iter().enumerate() {
         for k in 0..3 {
-            all.push(serde_json::json!({"image_id": ids[i], "caption": caption(k, i)}));
+            all.push(serde_json::json!({"image_id": id, "caption": caption(k, i)}));
         }
     }
     let m = dir.join("multi.json");

@@ -24,12 +24,15 @@ use super::error::ApiError;
 use super::state::{App, AppState, Fate};
 use crate::input::{ErrorCode, InputError};
 
+/// A route's computation: the request body in, the response's JSON bytes out.
+pub(crate) type Compute = fn(&App, &[u8], &Fate) -> Result<Vec<u8>, ApiError>;
+
 /// Runs a JSON computation on the compute pool with its [`Fate`] (abandoned on timeout or when
 /// the client goes away: the engine stops within a caption); small bodies take the light lane.
 pub(crate) async fn compute_json(
     s: &AppState,
     body: axum::body::Bytes,
-    f: fn(&App, &[u8], &Fate) -> Result<Vec<u8>, ApiError>,
+    f: Compute,
 ) -> Result<Response, ApiError> {
     let app = s.0.clone();
     let fate = Fate::default();

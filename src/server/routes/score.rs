@@ -103,7 +103,7 @@ pub struct ResultIn {
 #[serde(untagged)]
 pub enum ScoreOutput {
     /// capscore's report (`"format": "json"`, the default).
-    Report(Report),
+    Report(Box<Report>),
     /// EvalAI's result shape (`"format": "evalai"`).
     EvalAi(engine::leaderboard::EvalAi),
 }
@@ -504,7 +504,7 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
     // The report's own `Serialize` (the same bytes as through `to_json`, key order preserved),
     // without building a JSON tree first.
     let out = match format {
-        ResponseFormat::Json => ScoreOutput::Report(report),
+        ResponseFormat::Json => ScoreOutput::Report(Box::new(report)),
         ResponseFormat::Evalai => ScoreOutput::EvalAi(engine::leaderboard::evalai(&report)),
     };
     serde_json::to_vec(&out).map_err(ApiError::internal)
