@@ -554,7 +554,7 @@ pub(crate) fn word_slot(prefix: u64, len: u32, shift: u32) -> usize {
 
 /// A chunk's word -> local id table: open addressing on (first 8 bytes, length), so that
 /// short words (nearly all) compare without touching their text.
-struct LocalVocab<'a> {
+pub(crate) struct LocalVocab<'a> {
     /// (prefix, length, id); length `u32::MAX` marks an empty slot.
     slots: Vec<(u64, u32, u32)>,
     words: Vec<&'a str>,
@@ -564,7 +564,8 @@ struct LocalVocab<'a> {
 impl<'a> LocalVocab<'a> {
     const EMPTY: u32 = u32::MAX;
 
-    fn new() -> LocalVocab<'a> {
+    /// An empty table.
+    pub(crate) fn new() -> LocalVocab<'a> {
         LocalVocab {
             slots: vec![(0, LocalVocab::EMPTY, 0); 1024],
             words: Vec::new(),
@@ -579,7 +580,7 @@ impl<'a> LocalVocab<'a> {
 
     /// The local id of `w` (whose first 8 bytes are `prefix`), assigned on first use.
     #[inline]
-    fn id(&mut self, w: &'a str, prefix: u64) -> u32 {
+    pub(crate) fn id(&mut self, w: &'a str, prefix: u64) -> u32 {
         let len = u32::try_from(w.len()).unwrap_or(LocalVocab::EMPTY - 1);
         let mask = self.slots.len() - 1;
         let mut s = self.slot(prefix, len);
@@ -600,6 +601,11 @@ impl<'a> LocalVocab<'a> {
             }
             s = (s + 1) & mask;
         }
+    }
+
+    /// The words, by id.
+    pub(crate) fn words(&self) -> &[&'a str] {
+        &self.words
     }
 
     fn grow(&mut self) {
@@ -913,7 +919,7 @@ impl ChunkGrams<'_> {
 /// of the columns, with their counts, in first-occurrence order (a repeat keeps the weight of
 /// the first occurrence). Returns the new end.
 #[inline]
-fn count_into(
+pub(crate) fn count_into(
     items: impl Iterator<Item = (u32, f64)>,
     len: usize,
     (ids, counts, idfs): (&mut [u32], &mut [u32], &mut [f64]),
@@ -1487,6 +1493,24 @@ impl<'a> GramList<'a> {
 }
 
 impl<'a> Grams<'a> {
+    /// The view of columns written by [`count_into`]: `ids`, `counts` and `idfs` of equal
+    /// lengths, order `n` ending at `ends[n - 1]`, of a sentence of `words` words.
+    pub(crate) fn from_parts(
+        ids: &'a [u32],
+        counts: &'a [u32],
+        idfs: &'a [f64],
+        ends: [u32; MAX_ORDER],
+        words: u32,
+    ) -> Grams<'a> {
+        Grams {
+            ids,
+            counts,
+            idfs,
+            ends,
+            words,
+        }
+    }
+
     /// The distinct n-grams of order `n` (1..=4) with counts, in first-occurrence order.
     #[inline]
     pub fn order(&self, n: usize) -> GramList<'a> {

@@ -1,24 +1,29 @@
-//! BLEU and ROUGE-L of pre-tokenized captions, image by image, as pycocoevalcap's `Bleu` and
-//! `Rouge` scorers compute them from their `gts` / `res` dicts: each caption is already
-//! tokenized and only split into words (`str.split()` for BLEU, `str.split(" ")` for ROUGE-L),
-//! and nothing is shared between images (no document frequencies). So, unlike
-//! [`crate::engine::score`], no batch is assembled and no word or n-gram is interned across the
-//! batch: each image's words get ids local to the image, which is all these two metrics need,
-//! and the captions are only borrowed.
+//! BLEU, ROUGE-L and CIDEr-D of pre-tokenized captions, as pycocoevalcap's `Bleu`, `Rouge`
+//! and `Cider` scorers compute them from their `gts` / `res` dicts: each caption is already
+//! tokenized and only split into words (`str.split()` for BLEU and CIDEr-D, `str.split(" ")`
+//! for ROUGE-L). Unlike [`crate::engine::score`], no batch is assembled and the captions are
+//! only borrowed. BLEU and ROUGE-L share nothing between images: each image's words get ids
+//! local to the image. CIDEr-D's document frequencies need batch word ids and n-gram keys,
+//! but its n-grams get image-local ids and only each image's distinct n-grams are counted (see
+//! [`cider_d`]).
 //!
 //! The per-image statistics are the same integers as the engine's (BLEU: candidate length,
-//! closest reference length, guessed and clipped n-gram counts; ROUGE-L: LCS lengths), and
-//! they are turned into scores by the same code ([`BleuStats::scores`], [`rouge::score_ids`]),
-//! so the numbers are the same bits.
+//! closest reference length, guessed and clipped n-gram counts; ROUGE-L: LCS lengths; CIDEr-D:
+//! term and document frequencies), and they are turned into scores by the same code
+//! ([`BleuStats::scores`], [`rouge::score_ids`], [`SentenceVec`] and
+//! [`cider::image_score_matched`]), so the numbers are the same bits.
 //!
 //! Must not: tokenize, read files, or know about Python.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::corpus::{Ngram, SentenceNgrams, MAX_ORDER};
+use crate::corpus::{
+    count_into, GramIndex, Grams, LocalVocab, Matches, Ngram, SentenceNgrams, MAX_ORDER,
+};
 use crate::metrics::bleu::BleuStats;
-use crate::metrics::rouge;
+use crate::metrics::cider::{self, SentenceVec, Variant};
+use crate::metrics::{numpy_mean, rouge};
 
 /// Borrowed pre-tokenized captions, image by image: image `i` has the candidate
 /// `candidates[i]` and the references `references[starts[i]..starts[i + 1]]`.
@@ -483,6 +488,525 @@ pub fn rouge_l(caps: &Captions<'_>) -> Vec<f64> {
     })
 }
 
+// ---------------------------------------------------------------------------------------------
+// CIDEr-D.
+//
+// Unlike BLEU and ROUGE-L, CIDEr-D needs document frequencies over the references of every
+// image, so words and n-grams must be identified across the batch. Five passes, none of which
+// copies a caption:
+//
+// 1. per chunk of images (in parallel): split every caption into words, with chunk-local ids;
+// 2. the chunks' vocabularies are merged into batch word ids (serial, over each chunk's
+//    distinct words only);
+// 3. per chunk (in parallel): each image's n-grams (orders 1..=4, keys of packed word ids) get
+//    image-local ids; each distinct n-gram of an image is listed once, in one of
+//    `DF_PARTS` hash partitions, on the reference side when a reference of the image has it
+//    and on the candidate side otherwise;
+// 4. per partition (in parallel): document frequencies are counted (each image lists an
+//    n-gram once, so its document frequency is the number of reference-side entries) and
+//    written back over the entries;
+// 5. per chunk (in parallel): each image's sentences are weighted and scored by the engine's
+//    code ([`SentenceVec`], [`cider::image_score_matched`]) with the image-local ids.
+//
+// Document frequencies are integers and the scores are per image, so neither chunking nor
+// partitioning changes a bit of the output.
+// ---------------------------------------------------------------------------------------------
+
+/// Images per chunk of [`cider_d`].
+const CIDER_CHUNK: usize = 128;
+/// log2 of the number of hash partitions of the document-frequency table: many small
+/// partitions, so that each partition's table stays in the core's cache while it is counted
+/// and read back.
+const DF_PART_BITS: u32 = 7;
+/// Number of hash partitions of the document-frequency table.
+const DF_PARTS: usize = 1 << DF_PART_BITS;
+/// An image n-gram's place: side (1 bit: candidate only), partition, position in the chunk's
+/// list of that side and partition (the low `LOC_POS_BITS` bits).
+const LOC_POS_BITS: u32 = 31 - DF_PART_BITS;
+
+/// An n-gram key: the packed word ids of an n-gram of order 1..=4.
+trait GramKey: Copy + Eq + Send + Sync {
+    /// Never the key of an n-gram.
+    const EMPTY: Self;
+    /// True when every word id below `words` can be packed.
+    fn fits(words: usize) -> bool;
+    /// The unigram `w`.
+    fn unigram(w: u32) -> Self;
+    /// This n-gram (of order `n`) extended with word `w`.
+    fn extend(self, n: usize, w: u32) -> Self;
+    /// A well-mixed hash: its top `DF_PART_BITS` bits pick the partition, the bits below them
+    /// the slot.
+    fn hash(self) -> u64;
+    /// An entry's value once its key is counted (a slot, then a document frequency).
+    fn from_u32(x: u32) -> Self;
+    /// The value [`GramKey::from_u32`] stored.
+    fn to_u32(self) -> u32;
+}
+
+/// Four 16-bit word ids, 0xFFFF in unused slots (vocabularies under 65,535 words).
+impl GramKey for u64 {
+    const EMPTY: u64 = u64::MAX;
+    fn fits(words: usize) -> bool {
+        words < 0xFFFF
+    }
+    #[inline]
+    fn unigram(w: u32) -> u64 {
+        !0xFFFF | u64::from(w)
+    }
+    #[inline]
+    fn extend(self, n: usize, w: u32) -> u64 {
+        self ^ ((0xFFFF ^ u64::from(w)) << (16 * n))
+    }
+    #[inline]
+    fn hash(self) -> u64 {
+        (self ^ (self >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+    #[inline]
+    fn from_u32(x: u32) -> u64 {
+        u64::from(x)
+    }
+    #[inline]
+    fn to_u32(self) -> u32 {
+        self as u32
+    }
+}
+
+/// Four 32-bit word ids, 0xFFFF_FFFF in unused slots (any vocabulary).
+impl GramKey for u128 {
+    const EMPTY: u128 = u128::MAX;
+    fn fits(words: usize) -> bool {
+        words < u32::MAX as usize
+    }
+    #[inline]
+    fn unigram(w: u32) -> u128 {
+        !0xFFFF_FFFF | u128::from(w)
+    }
+    #[inline]
+    fn extend(self, n: usize, w: u32) -> u128 {
+        self ^ ((0xFFFF_FFFF ^ u128::from(w)) << (32 * n))
+    }
+    #[inline]
+    fn hash(self) -> u64 {
+        let (lo, hi) = (self as u64, (self >> 64) as u64);
+        (lo.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ hi.wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+            .wrapping_mul(0xD6E8_FEB8_6659_FD93)
+    }
+    #[inline]
+    fn from_u32(x: u32) -> u128 {
+        u128::from(x)
+    }
+    #[inline]
+    fn to_u32(self) -> u32 {
+        self as u32
+    }
+}
+
+/// An open-addressing table (linear probing) from n-gram keys to a `u32`, on the hash bits
+/// below the partition bits.
+struct KeyTable<K> {
+    slots: Vec<(K, u32)>,
+    shift: u32,
+}
+
+impl<K: GramKey> KeyTable<K> {
+    fn new() -> KeyTable<K> {
+        KeyTable {
+            slots: Vec::new(),
+            shift: 64,
+        }
+    }
+
+    /// An emptied table of at least `size` slots (a power of two).
+    fn reset(&mut self, size: usize) {
+        self.slots.clear();
+        self.slots.resize(size, (K::EMPTY, 0));
+        self.shift = 64 - size.trailing_zeros();
+    }
+
+    /// The slot of `key`: where it is, or the empty slot where it goes (the table is never
+    /// full).
+    #[inline]
+    fn slot(&self, key: K) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut s = ((key.hash() << DF_PART_BITS) >> self.shift) as usize;
+        loop {
+            let k = self.slots[s].0;
+            if k == key || k == K::EMPTY {
+                return s;
+            }
+            s = (s + 1) & mask;
+        }
+    }
+}
+
+/// The words of a chunk of images: chunk-local ids in pass 1, batch ids from pass 2.
+struct ChunkWords<'a> {
+    /// The chunk's images.
+    images: std::ops::Range<usize>,
+    vocab: LocalVocab<'a>,
+    words: Vec<u32>,
+    /// Per caption (each image's candidate, then its references), where its words start in
+    /// `words`; one more entry at the end.
+    off: Vec<u32>,
+    /// True when some reference has a word.
+    ref_words: bool,
+}
+
+/// The n-grams of a chunk of images (pass 3).
+struct ChunkGrams<K> {
+    /// Per caption, its word count.
+    lens: Vec<u32>,
+    /// Per image, its number of references.
+    refs: Vec<u32>,
+    /// Per caption, its windows' image-local n-gram ids, orders in turn.
+    win: Vec<u32>,
+    /// Per image, where its distinct n-grams start in `loc`; one more entry at the end.
+    grams: Vec<u32>,
+    /// Per distinct n-gram of an image (image-local id order), its entry (see
+    /// [`LOC_POS_BITS`]).
+    loc: Vec<u32>,
+    /// Per side (references, candidate only) and partition: the keys of the images' distinct
+    /// n-grams, later their document frequencies.
+    lists: [Vec<Vec<K>>; 2],
+}
+
+/// Reusable storage of pass 3 (one per worker).
+struct ImageGrams<K> {
+    table: KeyTable<K>,
+    keys: Vec<K>,
+    /// The image's distinct n-grams, and whether a reference has each.
+    distinct: Vec<K>,
+    in_ref: Vec<bool>,
+    used: Vec<u32>,
+}
+
+impl<K: GramKey> Default for ImageGrams<K> {
+    fn default() -> ImageGrams<K> {
+        ImageGrams {
+            table: KeyTable::new(),
+            keys: Vec::new(),
+            distinct: Vec::new(),
+            in_ref: Vec::new(),
+            used: Vec::new(),
+        }
+    }
+}
+
+/// Number of windows of orders 1..=4 of a sentence of `len` words.
+#[inline]
+fn windows_of(len: usize) -> usize {
+    (1..=MAX_ORDER).map(|n| (len + 1).saturating_sub(n)).sum()
+}
+
+/// Maps `items` to results in parallel, or on this thread when `parallel` is false.
+fn maybe_par<T: Send, R: Send>(
+    items: Vec<T>,
+    parallel: bool,
+    f: impl Fn(T) -> R + Sync + Send,
+) -> Vec<R> {
+    if parallel {
+        items.into_par_iter().map(f).collect()
+    } else {
+        items.into_iter().map(f).collect()
+    }
+}
+
+/// pycocoevalcap's `Cider().compute_score(gts, res)` on pre-tokenized captions: CIDEr-D
+/// (n = 4, sigma = 6, clipping, the Gaussian length penalty, x10; spec COCO §6) with
+/// document frequencies over the references of these images and `ln(N)` for N images, words
+/// split as `str.split()`. Returns numpy's mean and the per-image scores, the same bits as
+/// [`crate::engine::score`]'s CIDEr-D; `None` when there is no image or no reference has a
+/// word (CIDEr-D is undefined: the engine's `no_reference_ngrams`).
+pub fn cider_d(caps: &Captions<'_>) -> Option<(f64, Vec<f64>)> {
+    let n = caps.len();
+    if n == 0 {
+        return None;
+    }
+    let parallel = n >= PARALLEL_MIN;
+    let bounds: Vec<(usize, usize)> = (0..n)
+        .step_by(CIDER_CHUNK)
+        .map(|a| (a, (a + CIDER_CHUNK).min(n)))
+        .collect();
+    // 1. Words, chunk-local ids.
+    let mut chunks = maybe_par(bounds, parallel, |(a, b)| {
+        let mut ch = ChunkWords {
+            images: a..b,
+            vocab: LocalVocab::new(),
+            words: Vec::new(),
+            off: Vec::with_capacity(caps.starts[b] - caps.starts[a] + (b - a) + 1),
+            ref_words: false,
+        };
+        for i in a..b {
+            for (k, s) in std::iter::once(&caps.candidates[i])
+                .chain(caps.references_of(i))
+                .enumerate()
+            {
+                ch.off.push(ch.words.len() as u32);
+                let before = ch.words.len();
+                let (vocab, words) = (&mut ch.vocab, &mut ch.words);
+                split_words(s, |w, p| words.push(vocab.id(w, p)));
+                ch.ref_words |= k > 0 && ch.words.len() > before;
+            }
+        }
+        ch.off.push(ch.words.len() as u32);
+        ch
+    });
+    if !chunks.iter().any(|c| c.ref_words) {
+        return None;
+    }
+    // 2. Batch word ids.
+    let mut vocab = LocalVocab::new();
+    for ch in &mut chunks {
+        let map: Vec<u32> = ch
+            .vocab
+            .words()
+            .iter()
+            .map(|w| vocab.id(w, prefix_at(w.as_bytes(), 0, w.len())))
+            .collect();
+        for w in &mut ch.words {
+            *w = map[*w as usize];
+        }
+    }
+    let words = vocab.words().len();
+    let scores = if u64::fits(words) {
+        cider_d_grams::<u64>(caps, chunks, parallel)
+    } else {
+        cider_d_grams::<u128>(caps, chunks, parallel)
+    };
+    Some((numpy_mean(&scores), scores))
+}
+
+/// Passes 3 to 5 of [`cider_d`], with n-gram keys `K`.
+fn cider_d_grams<K: GramKey>(
+    caps: &Captions<'_>,
+    chunks: Vec<ChunkWords<'_>>,
+    parallel: bool,
+) -> Vec<f64> {
+    let n = caps.len();
+    // 3. Image n-grams.
+    let mut grams: Vec<ChunkGrams<K>> = maybe_par(chunks, parallel, |ch| {
+        let mut s = ImageGrams::<K>::default();
+        let windows = ch.words.len() * MAX_ORDER;
+        let mut out = ChunkGrams {
+            win: Vec::with_capacity(windows),
+            grams: vec![0],
+            loc: Vec::new(),
+            // About 70% of the windows are distinct in their image, most of them reference
+            // n-grams, spread evenly over the partitions.
+            lists: [
+                (0..DF_PARTS)
+                    .map(|_| Vec::with_capacity(windows / 2 / DF_PARTS + 8))
+                    .collect(),
+                (0..DF_PARTS)
+                    .map(|_| Vec::with_capacity(windows / 8 / DF_PARTS + 4))
+                    .collect(),
+            ],
+            lens: ch.off.windows(2).map(|o| o[1] - o[0]).collect(),
+            refs: Vec::with_capacity(ch.images.len()),
+        };
+        let mut cap = 0usize;
+        for i in ch.images.clone() {
+            let count = 1 + caps.references_of(i).len();
+            out.refs.push(count as u32 - 1);
+            let caps_of = cap..cap + count;
+            cap += count;
+            let windows: usize = caps_of
+                .clone()
+                .map(|k| windows_of((ch.off[k + 1] - ch.off[k]) as usize))
+                .sum();
+            let size = (windows * 2).next_power_of_two().max(64);
+            if s.table.slots.len() < size {
+                s.table.reset(size);
+            }
+            s.distinct.clear();
+            s.in_ref.clear();
+            s.used.clear();
+            for k in caps_of {
+                let is_ref = k != cap - count;
+                let w = &ch.words[ch.off[k] as usize..ch.off[k + 1] as usize];
+                s.keys.clear();
+                s.keys.extend(w.iter().map(|&x| K::unigram(x)));
+                for order in 0..MAX_ORDER {
+                    for i in 0..w.len().saturating_sub(order) {
+                        if order > 0 {
+                            s.keys[i] = s.keys[i].extend(order, w[i + order]);
+                        }
+                        let key = s.keys[i];
+                        let slot = s.table.slot(key);
+                        let id = if s.table.slots[slot].0 == key {
+                            let id = s.table.slots[slot].1;
+                            s.in_ref[id as usize] |= is_ref;
+                            id
+                        } else {
+                            let id = s.distinct.len() as u32;
+                            s.table.slots[slot] = (key, id);
+                            s.used.push(slot as u32);
+                            s.distinct.push(key);
+                            s.in_ref.push(is_ref);
+                            id
+                        };
+                        out.win.push(id);
+                    }
+                }
+            }
+            for &slot in &s.used {
+                s.table.slots[slot as usize].0 = K::EMPTY;
+            }
+            for (&key, &is_ref) in s.distinct.iter().zip(&s.in_ref) {
+                let side = usize::from(!is_ref);
+                let p = (key.hash() >> (64 - DF_PART_BITS)) as usize;
+                let list = &mut out.lists[side][p];
+                out.loc
+                    .push((side as u32) << 31 | (p as u32) << LOC_POS_BITS | list.len() as u32);
+                list.push(key);
+            }
+            out.grams.push(out.loc.len() as u32);
+        }
+        assert!(
+            out.lists
+                .iter()
+                .flatten()
+                .all(|l| l.len() < 1 << LOC_POS_BITS),
+            "fewer than 2^24 n-grams per partition in a chunk"
+        );
+        out
+    });
+    // 4. Document frequencies, per partition.
+    let mut parts: Vec<Vec<[&mut Vec<K>; 2]>> = (0..DF_PARTS)
+        .map(|_| Vec::with_capacity(grams.len()))
+        .collect();
+    for g in &mut grams {
+        let [refs, cands] = &mut g.lists;
+        for ((r, c), part) in refs.iter_mut().zip(cands.iter_mut()).zip(&mut parts) {
+            part.push([r, c]);
+        }
+    }
+    maybe_par(parts, parallel, |mut part| {
+        let total: usize = part.iter().map(|[r, c]| r.len() + c.len()).sum();
+        let mut table = KeyTable::<K>::new();
+        // At most 80% full even if every entry is a distinct n-gram.
+        table.reset((total + total / 4 + 1).next_power_of_two().max(64));
+        for [refs, _] in part.iter_mut() {
+            for e in refs.iter_mut() {
+                let s = table.slot(*e);
+                table.slots[s].0 = *e;
+                table.slots[s].1 += 1;
+                *e = K::from_u32(s as u32);
+            }
+        }
+        for [_, cands] in part.iter_mut() {
+            for e in cands.iter_mut() {
+                let s = table.slot(*e);
+                table.slots[s].0 = *e;
+                *e = K::from_u32(s as u32);
+            }
+        }
+        for e in part
+            .iter_mut()
+            .flat_map(|[r, c]| r.iter_mut().chain(c.iter_mut()))
+        {
+            *e = K::from_u32(table.slots[e.to_u32() as usize].1);
+        }
+    });
+    // 5. Scores. `ln(N) - ln(max(1, df))`, computed as the engine's batch table does.
+    let ref_len = (n as f64).ln();
+    let idf_by_df: Vec<f64> = (0..=n).map(|d| ref_len - (d.max(1) as f64).ln()).collect();
+    let per_chunk = maybe_par(grams, parallel, |g| {
+        let mut s = ScoreScratch::default();
+        let (mut cap, mut win) = (0usize, 0usize);
+        (0..g.refs.len())
+            .map(|j| {
+                s.idf.clear();
+                s.idf.extend(
+                    g.loc[g.grams[j] as usize..g.grams[j + 1] as usize]
+                        .iter()
+                        .map(|&l| {
+                            let side = (l >> 31) as usize;
+                            let p = ((l >> LOC_POS_BITS) as usize) & (DF_PARTS - 1);
+                            let df = g.lists[side][p][(l & ((1 << LOC_POS_BITS) - 1)) as usize];
+                            idf_by_df[df.to_u32() as usize]
+                        }),
+                );
+                let lens = &g.lens[cap..cap + 1 + g.refs[j] as usize];
+                cap += lens.len();
+                let windows: usize = lens.iter().map(|&l| windows_of(l as usize)).sum();
+                let win_ids = &g.win[win..win + windows];
+                win += windows;
+                s.score(lens, win_ids)
+            })
+            .collect::<Vec<f64>>()
+    });
+    per_chunk.into_iter().flatten().collect()
+}
+
+/// Reusable storage of pass 5 (one per worker).
+#[derive(Default)]
+struct ScoreScratch {
+    /// The weights `ln(N) - ln(max(1, df))` of the image's n-grams, by image-local id.
+    idf: Vec<f64>,
+    ids: Vec<u32>,
+    counts: Vec<u32>,
+    idfs: Vec<f64>,
+    /// Per caption: where its n-grams start in the columns, the ends of its orders (from
+    /// there), its word count.
+    spans: Vec<(usize, [u32; MAX_ORDER], u32)>,
+    vecs: Vec<SentenceVec>,
+    index: GramIndex,
+    matches: Matches,
+    wr: Vec<f64>,
+}
+
+impl ScoreScratch {
+    /// The CIDEr-D of an image whose captions (candidate first) have `lens` words and the
+    /// windows (image-local n-gram ids, caption after caption, orders in turn) `win`, with
+    /// the weights in `self.idf`.
+    fn score(&mut self, lens: &[u32], win: &[u32]) -> f64 {
+        let room = win.len();
+        if self.ids.len() < room {
+            self.ids.resize(room, 0);
+            self.counts.resize(room, 0);
+            self.idfs.resize(room, 0.0);
+        }
+        let idf = &self.idf;
+        let cols = (&mut self.ids[..], &mut self.counts[..], &mut self.idfs[..]);
+        let (ids, counts, idfs) = cols;
+        self.spans.clear();
+        let (mut n, mut at) = (0usize, 0usize);
+        for &len in lens {
+            let begin = n;
+            let mut ends = [0u32; MAX_ORDER];
+            for (order, end) in ends.iter_mut().enumerate() {
+                let k = (len as usize).saturating_sub(order);
+                let w = &win[at..at + k];
+                at += k;
+                n = count_into(
+                    w.iter().map(|&g| (g, idf[g as usize])),
+                    k,
+                    (&mut *ids, &mut *counts, &mut *idfs),
+                    n,
+                );
+                *end = (n - begin) as u32;
+            }
+            self.spans.push((begin, ends, len));
+        }
+        let (ids, counts, idfs) = (&*ids, &*counts, &*idfs);
+        self.vecs.resize_with(lens.len(), SentenceVec::default);
+        let view = |&(b, ends, words): &(usize, [u32; MAX_ORDER], u32)| {
+            let e = b + ends[MAX_ORDER - 1] as usize;
+            Grams::from_parts(&ids[b..e], &counts[b..e], &idfs[b..e], ends, words)
+        };
+        for (v, span) in self.vecs.iter_mut().zip(&self.spans) {
+            v.fill(&view(span));
+        }
+        let (cand, refs) = self.spans.split_first().expect("a candidate");
+        self.index.rebuild(view(cand).all().ids);
+        self.matches
+            .build(&self.index, refs.iter().map(|r| view(r).all().ids));
+        let (c, r) = self.vecs[..lens.len()].split_first().expect("a candidate");
+        cider::image_score_matched(Variant::CiderD, c, r, &self.matches, &mut self.wr)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -638,6 +1162,137 @@ mod tests {
             assert_eq!(b[k], engine_bleu(c, &refs), "{k}");
             assert_eq!(r[k].to_bits(), rouge::score(c, &refs).to_bits(), "{k}");
         }
+    }
+
+    /// The engine's CIDEr-D of pre-tokenized `caps` (ids `0..n`): the mean and per-image
+    /// scores, or the error code.
+    fn engine_cider(caps: &Captions<'_>) -> Result<(f64, Vec<f64>), &'static str> {
+        use crate::engine::{Metric, Options, Tokenizer};
+        use crate::input::{Candidate, ImageId, References};
+        let id = |i: usize| ImageId::from_value(&serde_json::Value::from(i)).expect("an id");
+        let refs = References::from_pairs((0..caps.len()).map(|i| {
+            let r = caps.references_of(i).iter().map(|r| r.to_string());
+            (id(i), r.collect())
+        }));
+        let cands = (0..caps.len())
+            .map(|i| Candidate {
+                image_id: id(i),
+                caption: caps.candidates[i].to_owned(),
+            })
+            .collect();
+        let metrics = [Metric::CiderD];
+        let opts = Options {
+            tokenizer: Tokenizer::Pretokenized,
+            ..Options::new(&metrics)
+        };
+        let report = crate::engine::score(cands, &refs, &opts).map_err(|e| e.code.as_str())?;
+        let per_image = report
+            .per_image
+            .iter()
+            .map(|r| r.scores.cider.expect("CIDEr-D"));
+        Ok((
+            report.aggregate.cider.expect("CIDEr-D"),
+            per_image.collect(),
+        ))
+    }
+
+    /// Asserts that [`cider_d`] gives the engine's numbers, bit for bit.
+    fn assert_cider_is_the_engines(caps: &Captions<'_>) {
+        let (mean, scores) = cider_d(caps).expect("CIDEr-D is defined");
+        let (want_mean, want) = engine_cider(caps).expect("the engine scores");
+        assert_eq!(scores.len(), want.len());
+        for (k, (g, w)) in scores.iter().zip(&want).enumerate() {
+            assert_eq!(g.to_bits(), w.to_bits(), "image {k}: {g} vs {w}");
+        }
+        assert_eq!(mean.to_bits(), want_mean.to_bits(), "{mean} vs {want_mean}");
+    }
+
+    #[test]
+    fn cider_d_matches_the_engine_on_edge_cases() {
+        let long: String = (0..200).map(|i| format!("w{} ", i % 37)).collect();
+        let long_ref: String = (0..150).map(|i| format!("w{} ", (i * 7) % 41)).collect();
+        // Empty candidate, empty references, repeated words, long captions, odd whitespace.
+        let caps = cases_and(&long, [long_ref.as_str(), "w1 w2 w3"]);
+        assert_cider_is_the_engines(&caps);
+        let mut one = Captions::new();
+        one.push("a dog runs", ["a dog runs", "the dog"]);
+        assert_cider_is_the_engines(&one);
+        let mut empty_refs = Captions::new();
+        empty_refs.push("a dog", ["", "  "]);
+        empty_refs.push("", ["a cat", ""]);
+        empty_refs.push("a a a a a", ["a a a", "a"]);
+        assert_cider_is_the_engines(&empty_refs);
+    }
+
+    #[test]
+    fn cider_d_is_undefined_without_reference_words() {
+        let mut caps = Captions::new();
+        caps.push("a dog", ["", " \t"]);
+        caps.push("a cat", [""]);
+        assert_eq!(cider_d(&caps), None);
+        assert_eq!(engine_cider(&caps).err(), Some("no_reference_ngrams"));
+        assert_eq!(cider_d(&Captions::new()), None);
+    }
+
+    #[test]
+    fn cider_d_matches_the_engine_on_random_captions() {
+        let mut g = crate::engine::bootstrap::SplitMix::stream(7, 0);
+        let mut next = move |m: u64| g.below(m);
+        let mut sentence = |len: u64, vocab: u64| -> String {
+            (0..len)
+                .map(|_| match next(vocab + 2) {
+                    k if k == vocab => "\u{a0}".to_owned(),
+                    k if k == vocab + 1 => "abcdefghijk".to_owned(),
+                    k => format!("w{k}"),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        // More images than one chunk and than the parallel threshold.
+        let images: Vec<(String, Vec<String>)> = (0..700)
+            .map(|i| {
+                let len = [0, 1, 3, 8, 14, 63, 64, 65, 90][i % 9];
+                let vocab = [3, 6, 20, 400][i % 4];
+                (
+                    sentence(len, vocab),
+                    (0..1 + i % 5)
+                        .map(|k| sentence([0, 4, 9, 12, 70][(i + k) % 5], vocab))
+                        .collect(),
+                )
+            })
+            .collect();
+        let mut caps = Captions::new();
+        for (c, r) in &images {
+            caps.push(c, r.iter().map(String::as_str));
+        }
+        assert_cider_is_the_engines(&caps);
+        // A small batch (this thread only) of the same captions.
+        let mut small = Captions::new();
+        for (c, r) in &images[..40] {
+            small.push(c, r.iter().map(String::as_str));
+        }
+        assert_cider_is_the_engines(&small);
+    }
+
+    #[test]
+    fn cider_d_keys_fit_any_vocabulary() {
+        // More than 65,535 distinct words: the 128-bit keys.
+        let words: Vec<String> = (0..70_000).map(|i| format!("v{i}")).collect();
+        let mut texts: Vec<(String, Vec<String>)> = Vec::new();
+        for i in 0..300 {
+            let r: String = (0..240)
+                .map(|k| words[(i * 233 + k) % words.len()].clone() + " ")
+                .collect();
+            let c: String = (0..30)
+                .map(|k| words[(i * 233 + k * 3) % words.len()].clone() + " ")
+                .collect();
+            texts.push((c, vec![r, "v1 v2 v3".to_owned()]));
+        }
+        let mut caps = Captions::new();
+        for (c, r) in &texts {
+            caps.push(c, r.iter().map(String::as_str));
+        }
+        assert_cider_is_the_engines(&caps);
     }
 
     #[test]

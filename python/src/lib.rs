@@ -318,6 +318,7 @@ impl ReferenceSource for Aligned {
                 })
                 .collect(),
             output_order: (0..n).collect(),
+            // Every image of aligned lists has its candidate.
             missing: Default::default(),
         })
     }
@@ -615,8 +616,9 @@ fn rouge_dicts<'py>(
 }
 
 /// pycocoevalcap's `Cider().compute_score(gts, res)` (tokenized captions; document
-/// frequencies over these references): `(mean, scores)` as for [`rouge_dicts`]; `None` as
-/// for [`bleu_dicts`].
+/// frequencies over these references), by [`pretokenized::cider_d`] on the borrowed text:
+/// `(mean, scores)` as for [`rouge_dicts`]; `None` as for [`bleu_dicts`], and when no
+/// reference has a word.
 #[pyfunction]
 fn cider_dicts<'py>(
     py: Python<'py>,
@@ -627,36 +629,10 @@ fn cider_dicts<'py>(
         return Ok(None);
     };
     let caps = texts.captions();
-    let report = py.allow_threads(|| {
-        let n = caps.len();
-        let candidates: Vec<String> = caps.candidates.iter().map(|c| c.to_string()).collect();
-        let references: Vec<Vec<String>> = (0..n)
-            .map(|i| {
-                caps.references_of(i)
-                    .iter()
-                    .map(|r| r.to_string())
-                    .collect()
-            })
-            .collect();
-        let (refs, cands) = Aligned::new(candidates, references);
-        let job = Job {
-            metrics: vec![Metric::CiderD],
-            meteor: None,
-            spice: None,
-            explain: false,
-            tokenized: false,
-            pretokenized: true,
-            bootstrap: None,
-            df: None,
-        };
-        job.run(cands, &refs, None)
-    })?;
-    let scores: Vec<f64> = report
-        .per_image
-        .iter()
-        .map(|r| r.scores.cider.unwrap_or(f64::NAN))
-        .collect();
-    let mean = report.aggregate.cider.unwrap_or(f64::NAN);
+    // `None` (no reference has a word): the general path raises the engine's error.
+    let Some((mean, scores)) = py.allow_threads(|| pretokenized::cider_d(&caps)) else {
+        return Ok(None);
+    };
     Ok(Some((mean, PyArray1::from_vec(py, scores))))
 }
 
