@@ -596,23 +596,86 @@ fn acro_break(buf: &[char], p: usize) -> bool {
 }
 
 /// Length of an SGML tag starting at `buf[i] == '<'`, limited to `end`.
+///
+/// Observed shapes: `<!…>` and `<?…>` (anything but `<` and a line break inside); a closing
+/// tag `</NAME␣*>`; an opening tag `<NAME` then attributes (spaces, an ASCII-letter-led
+/// `NAME`, optionally `␣*=␣*` and a value in double or single quotes, which may hold anything
+/// but its quote and a line break), then `␣*/?␣*>`. `NAME` is an ASCII letter, then ASCII
+/// letters, digits, `_ - . :`. (`<a href="x">`, `<a b/>`, `<a/ >` are tags; `<a b=c>`,
+/// `<T,>`, `<a/b>`, `</a b>`, `<a b="c"d>` are not.)
 fn sgml_len(buf: &[char], i: usize, end: usize) -> Option<usize> {
     let mut j = i + 1;
-    let bang = j < end && buf[j] == '!';
-    if j < end && matches!(buf[j], '/' | '!' | '?') {
+    if j < end && matches!(buf[j], '!' | '?') {
+        let bang = buf[j] == '!';
         j += 1;
-    }
-    if j >= end || !(buf[j].is_ascii_alphabetic() || (bang && buf[j] == '-')) {
+        if j >= end || !(buf[j].is_ascii_alphabetic() || (bang && buf[j] == '-')) {
+            return None;
+        }
+        while j < end {
+            match buf[j] {
+                '>' => return Some(j + 1 - i),
+                '<' | '\n' => return None,
+                _ => j += 1,
+            }
+        }
         return None;
     }
-    while j < end {
-        match buf[j] {
-            '>' => return Some(j + 1 - i),
-            '<' | '\n' => return None,
-            _ => j += 1,
+    let name = |mut j: usize| -> Option<usize> {
+        if !(j < end && buf[j].is_ascii_alphabetic()) {
+            return None;
         }
+        while j < end && (buf[j].is_ascii_alphanumeric() || matches!(buf[j], '_' | '-' | '.' | ':'))
+        {
+            j += 1;
+        }
+        Some(j)
+    };
+    let spaces = |mut j: usize| {
+        while j < end && matches!(buf[j], ' ' | '\t') {
+            j += 1;
+        }
+        j
+    };
+    let close = j < end && buf[j] == '/';
+    if close {
+        j += 1;
     }
-    None
+    j = name(j)?;
+    if !close {
+        loop {
+            let s = spaces(j);
+            if s == j {
+                break;
+            }
+            let Some(n) = name(s) else {
+                j = s;
+                break;
+            };
+            j = n;
+            let q = spaces(j);
+            if q < end && buf[q] == '=' {
+                let v = spaces(q + 1);
+                if !(v < end && matches!(buf[v], '"' | '\'')) {
+                    return None;
+                }
+                let mut k = v + 1;
+                while k < end && buf[k] != buf[v] && buf[k] != '\n' {
+                    k += 1;
+                }
+                if k >= end || buf[k] != buf[v] {
+                    return None;
+                }
+                j = k + 1;
+            }
+        }
+        j = spaces(j);
+        if j < end && buf[j] == '/' {
+            j = spaces(j + 1);
+        }
+    } else {
+        j = spaces(j);
+    }
+    (j < end && buf[j] == '>').then_some(j + 1 - i)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -769,6 +832,19 @@ impl Lexer<'_> {
                 let n = self.run_len(i, '<').min(2);
                 self.emit(&"<".repeat(n));
                 i + n
+            }
+            '\\' if next == Some('*') => {
+                // Observed: `\*` (an escaped asterisk) is a token; runs of them come in threes
+                // (`\*\*\*\*` → `\*\*\*` `\*`).
+                let mut n = 0;
+                while n < 3
+                    && self.at(i + 2 * n) == Some('\\')
+                    && self.at(i + 2 * n + 1) == Some('*')
+                {
+                    n += 1;
+                }
+                self.emit(&"\\*".repeat(n));
+                i + 2 * n
             }
             '>' | '*' => {
                 let mut n = self.run_len(i, c);
@@ -1423,18 +1499,24 @@ impl Lexer<'_> {
         if i + 1 < end && matches!(b[i + 1], '\'' | '\u{2019}' | '\u{92}') {
             let l = b[i].to_ascii_lowercase();
             let long = i + 3 < end && plain_alnum(b[i + 2]) && plain_alnum(b[i + 3]);
-            let clitic = ["s", "m", "d", "re", "ve", "ll"].iter().any(|t| {
-                let n = t.len();
-                i + 2 + n <= end
-                    && b[i + 2..i + 2 + n]
-                        .iter()
-                        .map(|c| c.to_ascii_lowercase())
-                        .eq(t.chars())
-                    && !(i + 2 + n < end
-                        && b[i + 2 + n].is_ascii_alphabetic()
-                        // Observed: `Y’mn` → `y 'm n` (but `Y'mn` → `y ` mn`).
-                        && !(l == 'y' && b[i + 1] == '\u{2019}'))
-            });
+            let clitic_then = |letter: bool| {
+                ["s", "m", "d", "re", "ve", "ll"].iter().any(|t| {
+                    let n = t.len();
+                    i + 2 + n <= end
+                        && b[i + 2..i + 2 + n]
+                            .iter()
+                            .map(|c| c.to_ascii_lowercase())
+                            .eq(t.chars())
+                        && letter == (i + 2 + n < end && b[i + 2 + n].is_ascii_alphabetic())
+                })
+            };
+            // Observed: `Y’mn` → `y 'm n` (also U+0092), but `Y'mn` → `y ` mn`.
+            let clitic = clitic_then(false) || (l == 'y' && b[i + 1] != '\'' && clitic_then(true));
+            if l == 'y' && b[i + 1] == '\'' && clitic_then(true) {
+                // Observed: `y'do`, `y'sq`, `y'llx` → `y` `` ` `` `do` (the quote opens).
+                self.emit_lower(&b[i..=i]);
+                return i + 1;
+            }
             if !clitic
                 && (matches!(l, 'd' | 'l' | 'j') && !(l != 'j' && long)
                     || (l == 'y' && i + 2 < end && is_letter(b[i + 2])))
@@ -1485,6 +1567,10 @@ impl Lexer<'_> {
         let mut has_mark = false;
         let mut joined_seg = false;
         let mut nt_join = false;
+        // Observed: a word that took a letter entity or a `!` / `?` join takes no `-`, `_` or
+        // U+2010-like join (`&eacute;a-b` → `&eacute;a` `-` `b`, `a?b_c` → `a?b` `_` `c`), and
+        // after such a join it takes neither (`ab-c?d` → `ab-c` `?` `d`).
+        let mut has_entity = false;
         loop {
             if j >= end {
                 break;
@@ -1509,10 +1595,18 @@ impl Lexer<'_> {
             // Observed: a letter entity does not join a word that starts with a digit
             // (`4a&eacute;` → `4a &eacute;`, but `a4&eacute;`).
             // (not after an `[oOdDlL]'` segment: `o'il&eacute;` → `o'il` `&eacute;`, observed)
-            if c == '&' && !numeric_sep && !amp_mode && !slash_used && !seg_apos && !is_digit(b[i])
+            // Observed: nor after a `-` / `_` join (`M-4&eacute;` → `m-4 &eacute;`).
+            if c == '&'
+                && !numeric_sep
+                && !amp_mode
+                && !slash_used
+                && !seg_apos
+                && !is_digit(b[i])
+                && !joined_seg
             {
                 let n = letter_entity_len(b, j, end);
                 if n > 0 {
+                    has_entity = true;
                     has_letter = true;
                     all_upper = false;
                     slash_ok = false;
@@ -1569,6 +1663,8 @@ impl Lexer<'_> {
                         || is_mark(b[j + 1])
                         || is_mark(b[j - 1])
                         || has_mark
+                        || has_entity
+                        || b[i..j].iter().any(|&x| matches!(x, '!' | '?'))
                         // Observed: not after a period join (`S.P‐D` → `s.p d`).
                         || b[i..j].contains(&'.'))
                 {
@@ -1585,6 +1681,13 @@ impl Lexer<'_> {
             }
             let prev = if j > i { b[j - 1] } else { ' ' };
             let nx = if j + 1 < end { b[j + 1] } else { ' ' };
+            // Observed: an escaped slash `\/` joins wherever `/` does (`n\/s`, `a\/b\/c \ / d`).
+            let esc_slash = c == '\\' && nx == '/';
+            let (c, nx) = if esc_slash {
+                ('/', if j + 2 < end { b[j + 2] } else { ' ' })
+            } else {
+                (c, nx)
+            };
             if seg_apos && !(matches!(c, '-' | '_') || is_apos(c)) {
                 break;
             }
@@ -1604,6 +1707,8 @@ impl Lexer<'_> {
                         && !numeric_sep
                         && !amp_mode
                         && !has_mark
+                        && !has_entity
+                        && !b[i..j].iter().any(|&x| matches!(x, '!' | '?'))
                         // Observed: not in a word that starts with a soft hyphen (`\u{AD}3-5`
                         // → `3 -5`, `\u{AD}p-5` → `p -5`).
                         && !(b[i] == '\u{AD}' && c == '-')
@@ -1690,11 +1795,13 @@ impl Lexer<'_> {
                     true
                 }
                 // (a word may start with a letter entity: `&eacute;?A`, observed)
+                // (also after and before a letter entity: `&eacute;?t`, `a!&eacute;`)
                 '!' | '?' => {
                     (is_letter(b[i]) || letter_entity_len(b, i, end) > 0)
-                        && is_alnum(prev)
-                        && is_letter(nx)
+                        && (is_alnum(prev) || (prev == ';' && has_entity))
+                        && (is_letter(nx) || (nx == '&' && letter_entity_len(b, j + 1, end) > 0))
                         && !numeric_sep
+                        && !joined_seg
                 }
                 '&' | '+' if nx.is_ascii_uppercase() && all_upper => {
                     amp_mode = true;
@@ -1725,7 +1832,7 @@ impl Lexer<'_> {
                 if !matches!(c, '&' | '+') {
                     all_upper = false;
                 }
-                j += 1;
+                j += if esc_slash { 2 } else { 1 };
             } else {
                 break;
             }
@@ -1820,7 +1927,7 @@ impl Lexer<'_> {
         if j + 1 < end
             && b[j] == '.'
             && matches!(b[j + 1], ',' | ';' | ':' | '\u{3001}')
-            && is_alnum(core[0])
+            && (is_alnum(core[0]) || letter_entity_len(b, i, end) > 0)
             && !core.contains(&'/')
             && !core.contains(&'\'')
             // Observed: not after a decimal or grouped number (`0,5.:` → `0,5 . :`).
@@ -2037,11 +2144,17 @@ impl Lexer<'_> {
                 return None;
             }
             let q = p + a;
-            if q < self.end && b[q] == '/' {
-                let c = digits(q + 1);
+            // (an escaped slash `\/` is a slash: `1 1\/2`, observed)
+            let s = if q + 1 < self.end && b[q] == '\\' && b[q + 1] == '/' {
+                q + 1
+            } else {
+                q
+            };
+            if s < self.end && b[s] == '/' {
+                let c = digits(s + 1);
                 if c >= 1 {
                     // a longer run of digits is cut after four (observed: `1/456۱۲`)
-                    return Some(q + 1 + c.min(4));
+                    return Some(s + 1 + c.min(4));
                 }
             }
             None
@@ -2931,11 +3044,17 @@ fn java_lower(s: &str) -> String {
         return s.to_lowercase();
     }
     let v: Vec<char> = s.chars().collect();
-    let cased = |c: char| c.is_lowercase() || c.is_uppercase();
+    // Observed: `ª` and `º` do not count as cased (`ΥΣª` → `υςª`, `ªΣ` → `ªσ`), `ʰ` does.
+    let cased = |c: char| (c.is_lowercase() || c.is_uppercase()) && !matches!(c, 'ª' | 'º');
     // Observed: the final-sigma test looks within the word around the sigma: letters, digits,
     // `_` and marks, and `-` / `.` between letters (`ΑΣ-ΒΑ` → `ασ-βα`, but `ΑΣ-5Β` → `ας-5β`,
-    // `bΣ@S` → `bς@s`, `a-Σ` → `a-ς`).
-    let inword = |c: char| c.is_alphanumeric() || c == '_' || is_mark(c);
+    // `bΣ@S` → `bς@s`, `a-Σ` → `a-ς`); format characters are skipped (`ΥΣ\u{AD}R` → `υσr`,
+    // `x@ΥΣ\u{200B}a` → `x@υσ\u{200B}a`); Han, kana and their marks end the word
+    // (`ΥΣ山R` → `υς山r`, `ΥΣーR`; Hangul, Thai, Arabic do not).
+    let inword = |c: char| {
+        (c.is_alphanumeric() || c == '_' || is_mark(c) || is_format(c))
+            && !matches!(c as u32, 0x2E80..=0x9FFF | 0xF900..=0xFAFF | 0xFF66..=0xFF9F)
+    };
     let joins = |c: char, other: Option<&char>| {
         (matches!(c, '-' | '.' | '\'') || is_hyph2(c)) && other.is_some_and(|&o| o.is_alphabetic())
     };
@@ -2971,6 +3090,14 @@ fn java_lower(s: &str) -> String {
         }
     }
     out
+}
+
+/// Format characters (general category Cf) that a word skips over when lower-casing looks for
+/// a final sigma.
+fn is_format(c: char) -> bool {
+    matches!(c as u32,
+        0xAD | 0x61C | 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064
+        | 0x2066..=0x206F | 0xFEFF)
 }
 
 /// A `n't` token as the tokenizer writes it: the apostrophe becomes `'` (from `'`, U+2019,
