@@ -769,8 +769,13 @@ impl Lexer<'_> {
                 // Observed: soft hyphens, a period and letters are one word; the soft hyphens
                 // are deleted, unless it is a file name (`\u{AD}.E` → `.e`, `\u{AD}.C` →
                 // `\u{AD}.c`, `\u{AD}.cx` → `.cx`).
+                // (then letters and digits, and more periods before letters: `\u{AD}.E3` →
+                // `.e3`, `\u{AD}.a.m` → `.a.m`)
                 let mut e = k + 1;
-                while e < self.end && is_letter(self.buf[e]) {
+                while e < self.end
+                    && (is_alnum(self.buf[e])
+                        || (self.buf[e] == '.' && self.at(e + 1).is_some_and(is_letter)))
+                {
                     e += 1;
                 }
                 let keep = self.filename(i) == Some(e);
@@ -806,12 +811,10 @@ impl Lexer<'_> {
             }
             _ => {}
         }
-        if matches!(c, '^' | '-' | '>')
-            && next == Some('_')
-            && self
-                .at(i + 2)
-                .is_some_and(|d| matches!(d, '^' | '-' | '<' | '~'))
-        {
+        // Observed: `X_Y` with X and Y from `^ - > < ~ ' =` is one token (`^_^`, `>_<`,
+        // `=_'`, `'_-`).
+        let face = |d: char| matches!(d, '^' | '-' | '>' | '<' | '~' | '\'' | '=');
+        if face(c) && next == Some('_') && self.at(i + 2).is_some_and(face) {
             let t: String = self.buf[i..i + 3].iter().collect();
             self.emit(&t);
             return i + 3;
@@ -856,11 +859,6 @@ impl Lexer<'_> {
             }
             '\'' => {
                 let n = self.run_len(i, c);
-                if n == 1 && next == Some('_') && self.at(i + 2) == Some('\'') {
-                    // Observed: `'_'` is one token.
-                    self.emit("'_'");
-                    return i + 3;
-                }
                 if n >= 2 {
                     // Observed: runs come in pairs (`'''` → `'' '`).
                     self.emit("''");
@@ -1466,8 +1464,10 @@ impl Lexer<'_> {
         // is an abbreviation that splits before a letter (`co.c` → `co.` `c`); the text keeps
         // its soft hyphens (`a\u{AD}b.c`).
         if let Some(e) = (!self.measuring).then(|| self.filename(i)).flatten() {
-            let first = b[i..e].iter().position(|&c| c == '.').map_or(e, |k| i + k);
-            if !breaks_before_letter(&b[i..first]) && self.longer_than_word(i, e - i).is_some() {
+            // Observed: the file name must be longer than the abbreviation, its period and one
+            // more character (`co.c`, `Ph.D.c` → `ph.d.` `c`; but `co.txt`, `etc.3.c`).
+            let abbr = (i..e).any(|p| b[p] == '.' && e <= p + 2 && breaks_before_letter(&b[i..p]));
+            if !abbr && self.longer_than_word(i, e - i).is_some() {
                 let t: String = b[i..e].iter().collect();
                 self.emit(&java_lower(&t));
                 return e;
@@ -1633,6 +1633,9 @@ impl Lexer<'_> {
                     || (amp_mode && !c.is_ascii_uppercase())
                     || (slash_used && !c.is_ascii_alphanumeric())
                     || (date_tail && !c.is_ascii_digit())
+                    // Observed: after a period join and a hyphen join, ASCII only (`a.b-cé` →
+                    // `a.b-c` `é`, `e.o-4א`).
+                    || (joined_seg && !c.is_ascii_alphanumeric() && b[i..j].contains(&'.'))
                     // Observed: after a slash and a hyphen, a digit does not follow a letter
                     // (`7/s-N3` → `7/s-n 3`, `9/1-n1`, `1/0-t0`).
                     || (slash_used
@@ -1644,6 +1647,11 @@ impl Lexer<'_> {
                             .rposition(|&x| x == '/')
                             .is_some_and(|sp| b[i + sp..j].contains(&'-')))
                 {
+                    break;
+                }
+                // Observed: a soft hyphen ends an apostrophe word (`n't\u{AD}t` → `n't` `t`,
+                // `o'ck\u{AD}I` → `o'ck` `i`).
+                if c == '\u{AD}' && (seg_apos || nt_join) {
                     break;
                 }
                 // A combining mark does not join a digit (`2́` → `2 ́`).
@@ -1711,7 +1719,8 @@ impl Lexer<'_> {
                         && !b[i..j].iter().any(|&x| matches!(x, '!' | '?'))
                         // Observed: not in a word that starts with a soft hyphen (`\u{AD}3-5`
                         // → `3 -5`, `\u{AD}p-5` → `p -5`).
-                        && !(b[i] == '\u{AD}' && c == '-')
+                        // (nor `_`: `\u{AD}a_b` → `a` `_` `b`)
+                        && b[i] != '\u{AD}'
                         // Observed: `e.タ-1` → `e.タ -1` (`e.a-1` stays whole), `s.e-ひ` →
                         // `s.e ひ`.
                         && (!b[i..j].contains(&'.')
@@ -1739,9 +1748,11 @@ impl Lexer<'_> {
                         && nx.is_ascii_alphanumeric()
                         // Observed: not after a hyphen and a part with a digit (`a-8h/9`;
                         // but `3-K/M`, `5-w/o`).
+                        // (nor when any part after the first hyphen has one: `1-2-a/b`,
+                        // `a-1-b/c`, `3-7-g/t`)
                         && !b[i..j]
                             .iter()
-                            .rposition(|&x| x == '-')
+                            .position(|&x| x == '-')
                             .is_some_and(|h| b[i + h..j].iter().any(char::is_ascii_digit))
                         && !numeric_sep
                         && !amp_mode;
@@ -1846,7 +1857,7 @@ impl Lexer<'_> {
             // `dn'tE2` → `d n'te 2`).
             if let Some(p) = b[i..j].iter().position(|&c| is_apos(c)) {
                 let mut q = i + p + 2;
-                while q < j && is_letter(b[q]) {
+                while q < j && is_letter(b[q]) && b[q] != '\u{AD}' {
                     q += 1;
                 }
                 j = q;
@@ -2098,25 +2109,49 @@ impl Lexer<'_> {
             }
         }
         // Observed: `cannot`, `gonna`, ... are not split before an apostrophe and a clitic
-        // letter (`cannot's` → `cannot 's`, `wanna'sx` → `wanna ` sx`; `cannot'x` splits).
-        if j + 1 < end
-            && is_apos(b[j])
+        // letter (`cannot's` → `cannot 's`, `wanna'sx` → `wanna ` sx`; `cannot'x` splits);
+        // the apostrophe is `'`, U+2019, U+0092 or `&apos;` in any case, not an opening quote
+        // (`gonna‘s`, `gonna`s` → `gon na ` s`; `cannot&APOS;d` → `cannot &apos;d`).
+        let ap = if j < end && matches!(b[j], '\'' | '\u{2019}' | '\u{92}') {
+            1
+        } else if self.entity_apos_at(j) {
+            6
+        } else {
+            0
+        };
+        if ap > 0
+            && j + ap < end
             && matches!(
-                b[j + 1].to_ascii_lowercase(),
+                b[j + ap].to_ascii_lowercase(),
                 's' | 'm' | 'd' | 'l' | 'r' | 'v'
             )
             && core.iter().all(char::is_ascii_alphabetic)
         {
             let lw: String = core.iter().map(|c| c.to_ascii_lowercase()).collect();
             let l = |k: usize| (k < end).then(|| b[k].to_ascii_lowercase());
-            let clitic = match l(j + 1) {
-                Some('l') => l(j + 2) == Some('l'),
-                Some('r' | 'v') => l(j + 2) == Some('e'),
+            let clitic = match l(j + ap) {
+                Some('l') => l(j + ap + 1) == Some('l'),
+                Some('r' | 'v') => l(j + ap + 1) == Some('e'),
                 _ => true,
             };
             if clitic && split_special(&lw).is_some() {
                 self.emit(&lw);
                 return j;
+            }
+        }
+        // Observed: after the first part of `cannot`, `gonna`, ... the rest is lexed afresh,
+        // so it can join what follows (`WanNA$` → `wan na$`, `CaNNOT+D` → `can not+d`,
+        // `Gimme+.com` → `gim me+.com`, `gonna\u{91}d` → `gon na d`).
+        if !self.measuring
+            && j < end
+            && !is_space(b[j])
+            && matches!(core.len(), 5 | 6)
+            && core.iter().all(char::is_ascii_alphabetic)
+        {
+            let lw: String = core.iter().map(|c| c.to_ascii_lowercase()).collect();
+            if let Some((a, _)) = split_special(&lw) {
+                self.emit(a);
+                return i + a.len();
             }
         }
         self.emit_word(&core);
@@ -2276,7 +2311,8 @@ impl Lexer<'_> {
         }
         // Observed: a final `;` or `:` stays (`x.com/ab;`), a final `}` goes (`s.net/xy}`,
         // but `x.com/a}b`).
-        while k > j + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?' | '-' | '}') {
+        // (and `{`: `x.com/pq{` → `x.com/pq` `{`, observed)
+        while k > j + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?' | '-' | '}' | '{') {
             k -= 1;
         }
         // Lengths are counted in UTF-16 code units, as Java does.
@@ -2376,7 +2412,7 @@ impl Lexer<'_> {
                 {
                     k += 1;
                 }
-                while k > e + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?' | '-' | '}') {
+                while k > e + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?' | '-' | '}' | '{') {
                     k -= 1;
                 }
                 if b[e + 1..k].iter().map(|c| c.len_utf16()).sum::<usize>() >= 2 {
@@ -2411,7 +2447,7 @@ impl Lexer<'_> {
         if i < self.no_dotcom_before {
             return None;
         }
-        let stop = |c: char| matches!(c, ' ' | '\t' | '\n' | '"' | '<' | '>' | '(' | ')');
+        let stop = |c: char| matches!(c, ' ' | '\t' | '\n' | '"' | '<' | '>' | '(' | ')' | '|');
         // Observed: lower-case ASCII letters, `# % & * + ~`, periods and any non-ASCII
         // character (no-break and zero-width spaces included) make up the run; an ASCII digit
         // ends it (`&a5&.com` → `&` `a5` `&.com`, `&a.com5.org`).
@@ -2487,7 +2523,7 @@ impl Lexer<'_> {
                 k += 1;
             }
             // Observed: a final `-` is left out too (`›.com/h-`).
-            while k > e + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?' | '-') {
+            while k > e + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?' | '-' | '}' | '{') {
                 k -= 1;
             }
             if b[e + 1..k].iter().map(|c| c.len_utf16()).sum::<usize>() >= 2 {
@@ -2980,10 +3016,19 @@ fn abbr_letter_goes_on(b: &[char], p: usize, end: usize) -> bool {
     if c == '.' && matches!(at(p + 1), Some(',' | ';' | ':')) {
         return true;
     }
-    if matches!(c, '.' | '-') {
-        return at(p + 1).is_some_and(if c == '.' { is_letter } else { is_alnum });
+    // (a period that `、` follows, or a period, a hyphen and a letter or digit: `Thurs.X.、`,
+    // `co.x.-5`, observed)
+    if c == '.' {
+        return at(p + 1).is_some_and(is_letter)
+            || at(p + 1) == Some('\u{3001}')
+            || (at(p + 1) == Some('-') && at(p + 2).is_some_and(|x| x.is_ascii_alphanumeric()));
     }
-    if is_apos(c) {
+    // (a hyphen joins ASCII only: `Co.Æ-h` → `co.` `æ-h`, `Bros.山-3`, observed)
+    if c == '-' {
+        return b[p - 1].is_ascii() && at(p + 1).is_some_and(|x| x.is_ascii_alphanumeric());
+    }
+    // (an apostrophe, not an opening quote: `ETC.X‛s` → `etc.` `x` `‛` `s`, observed)
+    if matches!(c, '\'' | '\u{2019}' | '\u{92}') {
         let l = |k: usize| at(k).map(|c| c.to_ascii_lowercase());
         return match l(p + 1) {
             Some('s' | 'd' | 'm') => true,
@@ -3140,13 +3185,16 @@ fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> {
     // Observed: `etc.-a`, `Pa.-2` split, `Sr.-3d`, `Al.-Macy` do not.
     let single = |p: usize| {
         let q = if p < end && b[p] == '-' { p + 1 } else { p };
+        // (a combining mark does not lengthen it: `co.-o\u{302}x` → `co.` `-` `ôx`, observed)
         q < end
             && b[q].is_ascii_alphanumeric()
-            && !(q + 1 < end && is_alnum(b[q + 1]))
+            && !(q + 1 < end && plain_alnum(b[q + 1]))
             // Observed: `Pa.2-2`, `co.2-a` are one token.
             && !(q == p && q + 2 < end && b[q + 1] == '-' && is_alnum(b[q + 2]))
             // Observed: so is `Est.-S.F.` (an acronym after the hyphen).
-            && !(q + 2 < end && b[q + 1] == '.' && b[q + 2].is_ascii_alphabetic())
+            && !(q + 2 < end
+                && b[q + 1] == '.'
+                && (b[q + 2].is_ascii_alphabetic() || (b[q + 2] == '-' && q + 3 < end)))
     };
     if b[k] == '.' && breaks_before_letter(&b[i..k]) && single(k + 1) {
         return None;
@@ -3165,6 +3213,10 @@ fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> {
         // (a longer run of periods and commas too, when a hyphen comes: `r...-t`, `N..,-n`,
         // `y...3-4`; but `r...t`, observed)
         let dash = s < end && b[s] == '-';
+        // (also an abbreviation with inner periods: `Ph.D.-q` → `ph.d.` `-` `q`, observed)
+        if dash && s == k + 1 && b[k] == '.' && breaks_before_letter(&b[i..k]) && single(k + 1) {
+            return None;
+        }
         if dash {
             s += 1;
         }
