@@ -35,11 +35,11 @@
 //! adversarial fragments, compared with the jar) still finds differences in under 1% of its
 //! generated captions, all on shapes absent from real captions (README, fidelity table, has
 //! the current figure). Classes seen in the last round and not reproduced yet (each a few
-//! per million generated captions): soft hyphens inside apostrophe words (`n't\u{AD}h`,
-//! `D'ou\u{AD}M`), `&apos;` at the start of other apostrophe shapes (`S&APOS;ve`),
-//! abbreviations before `.-` and a non-ASCII letter (`Co.-Ñ`, `Ph.D.-5`), numbers before
-//! `.;` (`2:0.;`), `li'll` / `nat'll`, `o'o`, `y'Da`, `\*`, `=_'`, `goNNA$`, `3/4-１0`,
-//! `&eacute;?A`, U+0085 before a line break after an acronym.
+//! per million generated captions): soft hyphens after a hyphen or sign (`א-\u{AD}`,
+//! `+\u{AD}2`, `2,-\u{AD}`), before `n't` and inside `.com` words, `` ` `` / `‛` between a word
+//! and a clitic (`ve`S`, `X‛LL`), U+2011-like hyphens before `[oOdD]'` words (`7‑D'ou`), dates
+//! and fractions before a hyphen and digits (`1/2/1-00`, `1/2-١٢`, `9/1-12346`), `&APOS;` after
+//! a letter (`L&APOS;`), non-ASCII `.com` words before `.,`, a sentence starter before U+200B (`B. A\u{200B}`).
 //! The rules added from the fuzzer (e-mail-like tokens, `.com` runs, quote pairs, clitics,
 //! `&apos;` before clitics, emoticons with an `o` nose, spaced ellipses, ...) are described
 //! where they are implemented, each from observed behaviour.
