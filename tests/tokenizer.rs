@@ -189,6 +189,16 @@ fn fuzz_regressions_4_parity() {
     check_regression_fixture("fuzz_regressions_4.jsonl.gz", 300);
 }
 
+/// The fifth round (escaped `\*` and `\/`, the SGML tag grammar, letter-entity and `!`/`?`
+/// words without hyphen joins, `y'` before a clitic and a letter, final sigma across format
+/// characters, `cannot`/`gonna` relexed after their first part, abbreviations before `.-`,
+/// file names against abbreviations, URL paths before `{`, `X_Y` faces, soft hyphens ending
+/// apostrophe words, ...).
+#[test]
+fn fuzz_regressions_5_parity() {
+    check_regression_fixture("fuzz_regressions_5.jsonl.gz", 500);
+}
+
 /// One representative per class fixed from the fuzzer (reference outputs, next line "x").
 #[test]
 fn fuzz_classes_targeted() {
