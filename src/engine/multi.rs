@@ -141,25 +141,18 @@ pub fn score_multi(
             c.len()
         )));
     }
-    let runs = (0..k)
-        .map(|j| {
-            let cands = images
-                .iter()
-                .map(|(id, c)| Candidate {
-                    image_id: id.clone(),
-                    caption: c[j].clone(),
-                })
-                .collect();
-            score(cands, refs, opts)
-        })
-        .collect::<Result<Vec<Report>, InputError>>()?;
-    let Some(first) = runs.first() else {
-        return Err(InputError::new(
-            ErrorCode::EmptyResults,
-            "no candidates to score (empty batch)",
-        ));
-    };
-    let keys: Vec<&'static str> = first.aggregate.entries().map(|(key, _)| key).collect();
+    // The keys the runs will give, in output order: a bad `by` is refused before any run.
+    let computed: Vec<&str> = opts
+        .metrics
+        .iter()
+        .flat_map(|m| m.keys())
+        .copied()
+        .collect();
+    let keys: Vec<&'static str> = Scores::KEYS
+        .iter()
+        .copied()
+        .filter(|key| computed.contains(key))
+        .collect();
     let by = match (spec.select, &spec.by) {
         (Selection::Mean, _) => None,
         (Selection::Max, Some(b)) => Some(
@@ -177,6 +170,24 @@ pub fn score_multi(
             .into_iter()
             .find(|key| keys.contains(key))
             .or_else(|| keys.first().copied()),
+    };
+    let runs = (0..k)
+        .map(|j| {
+            let cands = images
+                .iter()
+                .map(|(id, c)| Candidate {
+                    image_id: id.clone(),
+                    caption: c[j].clone(),
+                })
+                .collect();
+            score(cands, refs, opts)
+        })
+        .collect::<Result<Vec<Report>, InputError>>()?;
+    let Some(first) = runs.first() else {
+        return Err(InputError::new(
+            ErrorCode::EmptyResults,
+            "no candidates to score (empty batch)",
+        ));
     };
     let n = first.per_image.len();
     let mut per_image = Vec::with_capacity(n);

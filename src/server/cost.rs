@@ -82,7 +82,11 @@ impl Size {
     /// The size of a job: candidates, and either their inline references or (taken from a
     /// dataset, tokenized and parsed already) `dataset_refs` references per candidate assumed
     /// as long as the candidate.
-    pub fn of(candidates: &[Candidate], inline: Option<&References>, dataset_refs: u64) -> Size {
+    pub fn of<'a>(
+        candidates: impl IntoIterator<Item = &'a Candidate>,
+        inline: Option<&References>,
+        dataset_refs: u64,
+    ) -> Size {
         let mut s = Size::default();
         let ref_tokens: Option<Vec<u64>> = inline.map(|r| {
             r.images
@@ -236,14 +240,15 @@ impl Budget {
 }
 
 /// Admits a parsed score job: SPICE's per-caption token limit, then the estimate against the
-/// per-request limits and the budget (raising `r`). `runs` > 1: the job scores its images that
-/// many times (several candidates per image, a comparison), its inline references again in
-/// every run.
+/// per-request limits and the budget (raising `r`). `candidates`: every candidate of the job
+/// (a comparison gives both systems' lists). `runs` > 1: the job scores its images that many
+/// times (several candidates per image, a comparison), its inline references again in every
+/// run.
 pub fn admit_job(
     app: &super::App,
     metrics: &[Metric],
     body: usize,
-    (candidates, runs): (&[Candidate], u64),
+    (candidates, runs): (&[&[Candidate]], u64),
     inline: Option<&References>,
     r: &mut Reservation,
 ) -> Result<Estimate, ApiError> {
@@ -262,7 +267,7 @@ pub fn admit_job(
             }
             Ok(())
         };
-        for c in candidates {
+        for c in candidates.iter().copied().flatten() {
             check(&c.caption, &|| {
                 format!("candidate of image_id {}", c.image_id)
             })?;
@@ -275,9 +280,9 @@ pub fn admit_job(
             }
         }
     }
-    let mut size = Size::of(candidates, inline, 5);
+    let mut size = Size::of(candidates.iter().copied().flatten(), inline, 5);
     if runs > 1 {
-        let refs = Size::of(&[], inline, 0);
+        let refs = Size::of([], inline, 0);
         size.captions += (runs - 1) * refs.captions;
         size.tokens += (runs - 1) * refs.tokens;
         size.tokens_sq += (runs - 1) * refs.tokens_sq;

@@ -138,16 +138,14 @@ fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiE
         }
     };
     // Both systems are scored, the references once per system.
-    let both: Vec<Candidate> = a.iter().chain(&b).cloned().collect();
     cost::admit_job(
         app,
         &metrics,
         body.len(),
-        (&both, 2),
+        (&[&a, &b], 2),
         inline.as_ref(),
         &mut reserved,
     )?;
-    drop(both);
     let opts = Options {
         meteor: app.resources.meteor(),
         spice: app.resources.spice(),

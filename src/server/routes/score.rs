@@ -271,12 +271,7 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
                 for c in &captions {
                     check_caption(app, c, &at)?;
                 }
-                if candidates.len() + captions.len() > lim.max_items {
-                    return Err(limit(format!(
-                        "more than {} candidates; at most {} per request (--max-items)",
-                        lim.max_items, lim.max_items
-                    )));
-                }
+                too_many(candidates.len() + captions.len(), "candidates")?;
                 let caption = captions[0].clone();
                 candidates.extend(captions.into_iter().map(|caption| Candidate {
                     image_id: image_id.clone(),
@@ -397,7 +392,7 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
         app,
         &metrics,
         body.len(),
-        (&job.candidates, runs),
+        (&[&job.candidates], runs),
         job.inline.as_ref(),
         &mut reserved,
     )?;
