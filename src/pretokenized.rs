@@ -18,9 +18,7 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::corpus::{
-    count_into, GramIndex, Grams, LocalVocab, Matches, Ngram, SentenceNgrams, MAX_ORDER,
-};
+use crate::corpus::{GramIndex, Grams, LocalVocab, Matches, Ngram, SentenceNgrams, MAX_ORDER};
 use crate::metrics::bleu::BleuStats;
 use crate::metrics::cider::{self, SentenceVec, Variant};
 use crate::metrics::{numpy_mean, rouge};
@@ -514,6 +512,8 @@ pub fn rouge_l(caps: &Captions<'_>) -> Vec<f64> {
 
 /// Images per chunk of [`cider_d`].
 const CIDER_CHUNK: usize = 128;
+/// Hash parts of the batch vocabulary of [`cider_d`], numbered in parallel.
+const VOCAB_PARTS: usize = 16;
 /// log2 of the number of hash partitions of the document-frequency table: many small
 /// partitions, so that each partition's table stays in the core's cache while it is counted
 /// and read back.
@@ -650,6 +650,8 @@ struct ChunkWords<'a> {
     off: Vec<u32>,
     /// True when some reference has a word.
     ref_words: bool,
+    /// The local ids of the chunk's words, by vocabulary part (pass 2).
+    parts: [Vec<u32>; VOCAB_PARTS],
 }
 
 /// The n-grams of a chunk of images (pass 3).
@@ -658,8 +660,12 @@ struct ChunkGrams<K> {
     lens: Vec<u32>,
     /// Per image, its number of references.
     refs: Vec<u32>,
-    /// Per caption, its windows' image-local n-gram ids, orders in turn.
-    win: Vec<u32>,
+    /// Per caption, its distinct n-grams (image-local ids) of each order in turn, in
+    /// first-occurrence order, and their counts in the caption: [`count_into`]'s columns.
+    ids: Vec<u32>,
+    counts: Vec<u32>,
+    /// Per caption, where its orders end in `ids` (from the caption's start).
+    ends: Vec<[u32; MAX_ORDER]>,
     /// Per image, where its distinct n-grams start in `loc`; one more entry at the end.
     grams: Vec<u32>,
     /// Per distinct n-gram of an image (image-local id order), its entry (see
@@ -677,6 +683,9 @@ struct ImageGrams<K> {
     /// The image's distinct n-grams, and whether a reference has each.
     distinct: Vec<K>,
     in_ref: Vec<bool>,
+    /// Per image-local id, the last caption (chunk caption index + 1) that has it, and where
+    /// that caption lists it in [`ChunkGrams::ids`].
+    seen: Vec<(u32, u32)>,
     used: Vec<u32>,
 }
 
@@ -687,6 +696,7 @@ impl<K: GramKey> Default for ImageGrams<K> {
             keys: Vec::new(),
             distinct: Vec::new(),
             in_ref: Vec::new(),
+            seen: Vec::new(),
             used: Vec::new(),
         }
     }
@@ -698,16 +708,19 @@ fn windows_of(len: usize) -> usize {
     (1..=MAX_ORDER).map(|n| (len + 1).saturating_sub(n)).sum()
 }
 
-/// Maps `items` to results in parallel, or on this thread when `parallel` is false.
-fn maybe_par<T: Send, R: Send>(
+/// Maps `items` to results in parallel, or on this thread when `parallel` is false, with one
+/// `init()` state per worker.
+fn maybe_par<S, T: Send, R: Send>(
     items: Vec<T>,
     parallel: bool,
-    f: impl Fn(T) -> R + Sync + Send,
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, T) -> R + Sync + Send,
 ) -> Vec<R> {
     if parallel {
-        items.into_par_iter().map(f).collect()
+        items.into_par_iter().map_init(init, f).collect()
     } else {
-        items.into_iter().map(f).collect()
+        let mut state = init();
+        items.into_iter().map(|t| f(&mut state, t)).collect()
     }
 }
 
@@ -728,52 +741,102 @@ pub fn cider_d(caps: &Captions<'_>) -> Option<(f64, Vec<f64>)> {
         .map(|a| (a, (a + CIDER_CHUNK).min(n)))
         .collect();
     // 1. Words, chunk-local ids.
-    let mut chunks = maybe_par(bounds, parallel, |(a, b)| {
-        let mut ch = ChunkWords {
-            images: a..b,
-            vocab: LocalVocab::new(),
-            words: Vec::new(),
-            off: Vec::with_capacity(caps.starts[b] - caps.starts[a] + (b - a) + 1),
-            ref_words: false,
-        };
-        for i in a..b {
-            for (k, s) in std::iter::once(&caps.candidates[i])
-                .chain(caps.references_of(i))
-                .enumerate()
-            {
-                ch.off.push(ch.words.len() as u32);
-                let before = ch.words.len();
-                let (vocab, words) = (&mut ch.vocab, &mut ch.words);
-                split_words(s, |w, p| words.push(vocab.id(w, p)));
-                ch.ref_words |= k > 0 && ch.words.len() > before;
-            }
-        }
-        ch.off.push(ch.words.len() as u32);
-        ch
-    });
+    let mut chunks = maybe_par(bounds, parallel, || (), |_, b| chunk_words(caps, b));
     if !chunks.iter().any(|c| c.ref_words) {
         return None;
     }
-    // 2. Batch word ids.
-    let mut vocab = LocalVocab::new();
-    for ch in &mut chunks {
-        let map: Vec<u32> = ch
-            .vocab
-            .words()
-            .iter()
-            .map(|w| vocab.id(w, prefix_at(w.as_bytes(), 0, w.len())))
-            .collect();
+    // 2. Batch word ids: each vocabulary part numbers its words (in parallel), then each
+    //    chunk maps its words to the part's offset plus that number.
+    let parts: Vec<(Vec<Vec<u32>>, usize)> = maybe_par(
+        (0..VOCAB_PARTS).collect(),
+        parallel,
+        || (),
+        |_, p| {
+            let mut vocab = LocalVocab::new();
+            let ids = chunks
+                .iter()
+                .map(|ch| {
+                    let words = ch.vocab.words();
+                    ch.parts[p]
+                        .iter()
+                        .map(|&l| {
+                            let w = words[l as usize];
+                            vocab.id(w, prefix_at(w.as_bytes(), 0, w.len()))
+                        })
+                        .collect()
+                })
+                .collect();
+            (ids, vocab.words().len())
+        },
+    );
+    let mut offsets = [0u32; VOCAB_PARTS];
+    let mut words = 0usize;
+    for (o, (_, len)) in offsets.iter_mut().zip(&parts) {
+        *o = words as u32;
+        words += len;
+    }
+    let remap = |(c, ch): (usize, &mut ChunkWords<'_>)| {
+        let mut map = vec![0u32; ch.vocab.words().len()];
+        for (p, locals) in ch.parts.iter().enumerate() {
+            for (&l, &id) in locals.iter().zip(&parts[p].0[c]) {
+                map[l as usize] = offsets[p] + id;
+            }
+        }
         for w in &mut ch.words {
             *w = map[*w as usize];
         }
+    };
+    if parallel {
+        chunks.par_iter_mut().enumerate().for_each(remap);
+    } else {
+        chunks.iter_mut().enumerate().for_each(remap);
     }
-    let words = vocab.words().len();
     let scores = if u64::fits(words) {
         cider_d_grams::<u64>(caps, chunks, parallel)
     } else {
         cider_d_grams::<u128>(caps, chunks, parallel)
     };
     Some((numpy_mean(&scores), scores))
+}
+
+/// Pass 1 of [`cider_d`]: the words of images `a..b` with chunk-local ids.
+fn chunk_words<'a>(caps: &Captions<'a>, (a, b): (usize, usize)) -> ChunkWords<'a> {
+    let first = caps.starts[a];
+    let last = caps.starts[b];
+    // A word takes at least two bytes with its separator.
+    let bytes: usize = caps.candidates[a..b].iter().map(|c| c.len()).sum::<usize>()
+        + caps.references[first..last]
+            .iter()
+            .map(|r| r.len())
+            .sum::<usize>();
+    let mut ch = ChunkWords {
+        images: a..b,
+        vocab: LocalVocab::new(),
+        words: Vec::with_capacity(bytes / 2 + (b - a) + (last - first)),
+        off: Vec::with_capacity(last - first + (b - a) + 1),
+        ref_words: false,
+        parts: Default::default(),
+    };
+    for i in a..b {
+        for (k, s) in std::iter::once(&caps.candidates[i])
+            .chain(caps.references_of(i))
+            .enumerate()
+        {
+            ch.off.push(ch.words.len() as u32);
+            let before = ch.words.len();
+            let (vocab, words) = (&mut ch.vocab, &mut ch.words);
+            split_words(s, |w, p| words.push(vocab.id(w, p)));
+            ch.ref_words |= k > 0 && ch.words.len() > before;
+        }
+    }
+    ch.off.push(ch.words.len() as u32);
+    for (l, w) in ch.vocab.words().iter().enumerate() {
+        let prefix = prefix_at(w.as_bytes(), 0, w.len());
+        // Bits of the word's hash that its slot in a part's table does not use.
+        let p = (crate::corpus::word_slot(prefix, w.len() as u32, 0) >> 32) % VOCAB_PARTS;
+        ch.parts[p].push(l as u32);
+    }
+    ch
 }
 
 /// Passes 3 to 5 of [`cider_d`], with n-gram keys `K`.
@@ -784,93 +847,112 @@ fn cider_d_grams<K: GramKey>(
 ) -> Vec<f64> {
     let n = caps.len();
     // 3. Image n-grams.
-    let mut grams: Vec<ChunkGrams<K>> = maybe_par(chunks, parallel, |ch| {
-        let mut s = ImageGrams::<K>::default();
-        let windows = ch.words.len() * MAX_ORDER;
-        let mut out = ChunkGrams {
-            win: Vec::with_capacity(windows),
-            grams: vec![0],
-            loc: Vec::new(),
-            // About 70% of the windows are distinct in their image, most of them reference
-            // n-grams, spread evenly over the partitions.
-            lists: [
-                (0..DF_PARTS)
-                    .map(|_| Vec::with_capacity(windows / 2 / DF_PARTS + 8))
-                    .collect(),
-                (0..DF_PARTS)
-                    .map(|_| Vec::with_capacity(windows / 8 / DF_PARTS + 4))
-                    .collect(),
-            ],
-            lens: ch.off.windows(2).map(|o| o[1] - o[0]).collect(),
-            refs: Vec::with_capacity(ch.images.len()),
-        };
-        let mut cap = 0usize;
-        for i in ch.images.clone() {
-            let count = 1 + caps.references_of(i).len();
-            out.refs.push(count as u32 - 1);
-            let caps_of = cap..cap + count;
-            cap += count;
-            let windows: usize = caps_of
-                .clone()
-                .map(|k| windows_of((ch.off[k + 1] - ch.off[k]) as usize))
-                .sum();
-            let size = (windows * 2).next_power_of_two().max(64);
-            if s.table.slots.len() < size {
-                s.table.reset(size);
-            }
-            s.distinct.clear();
-            s.in_ref.clear();
-            s.used.clear();
-            for k in caps_of {
-                let is_ref = k != cap - count;
-                let w = &ch.words[ch.off[k] as usize..ch.off[k + 1] as usize];
-                s.keys.clear();
-                s.keys.extend(w.iter().map(|&x| K::unigram(x)));
-                for order in 0..MAX_ORDER {
-                    for i in 0..w.len().saturating_sub(order) {
-                        if order > 0 {
-                            s.keys[i] = s.keys[i].extend(order, w[i + order]);
-                        }
-                        let key = s.keys[i];
-                        let slot = s.table.slot(key);
-                        let id = if s.table.slots[slot].0 == key {
-                            let id = s.table.slots[slot].1;
-                            s.in_ref[id as usize] |= is_ref;
-                            id
-                        } else {
-                            let id = s.distinct.len() as u32;
-                            s.table.slots[slot] = (key, id);
-                            s.used.push(slot as u32);
-                            s.distinct.push(key);
-                            s.in_ref.push(is_ref);
-                            id
-                        };
-                        out.win.push(id);
-                    }
+    let mut grams: Vec<ChunkGrams<K>> =
+        maybe_par(chunks, parallel, ImageGrams::<K>::default, |s, ch| {
+            let windows = ch.words.len() * MAX_ORDER;
+            let mut out = ChunkGrams {
+                ids: Vec::with_capacity(windows),
+                counts: Vec::with_capacity(windows),
+                ends: Vec::with_capacity(ch.off.len()),
+                grams: vec![0],
+                loc: Vec::with_capacity(windows),
+                // Most windows are distinct in their image, most of them reference n-grams,
+                // spread evenly over the partitions (room for some more: a list that grows
+                // copies itself).
+                lists: [
+                    (0..DF_PARTS)
+                        .map(|_| Vec::with_capacity(windows * 3 / 4 / DF_PARTS + 16))
+                        .collect(),
+                    (0..DF_PARTS)
+                        .map(|_| Vec::with_capacity(windows / 4 / DF_PARTS + 8))
+                        .collect(),
+                ],
+                lens: ch.off.windows(2).map(|o| o[1] - o[0]).collect(),
+                refs: Vec::with_capacity(ch.images.len()),
+            };
+            let mut cap = 0usize;
+            for i in ch.images.clone() {
+                let count = 1 + caps.references_of(i).len();
+                out.refs.push(count as u32 - 1);
+                let caps_of = cap..cap + count;
+                cap += count;
+                let windows: usize = caps_of
+                    .clone()
+                    .map(|k| windows_of((ch.off[k + 1] - ch.off[k]) as usize))
+                    .sum();
+                let size = (windows * 2).next_power_of_two().max(64);
+                if s.table.slots.len() < size {
+                    s.table.reset(size);
                 }
+                s.distinct.clear();
+                s.in_ref.clear();
+                s.seen.clear();
+                s.used.clear();
+                for k in caps_of {
+                    let is_ref = k != cap - count;
+                    // Unique in the chunk: a stale entry of an earlier image never matches it.
+                    let stamp = k as u32 + 1;
+                    let begin = out.ids.len();
+                    let mut ends = [0u32; MAX_ORDER];
+                    let w = &ch.words[ch.off[k] as usize..ch.off[k + 1] as usize];
+                    s.keys.clear();
+                    s.keys.extend(w.iter().map(|&x| K::unigram(x)));
+                    for (order, end) in ends.iter_mut().enumerate() {
+                        for i in 0..w.len().saturating_sub(order) {
+                            if order > 0 {
+                                s.keys[i] = s.keys[i].extend(order, w[i + order]);
+                            }
+                            let key = s.keys[i];
+                            let slot = s.table.slot(key);
+                            let id = if s.table.slots[slot].0 == key {
+                                let id = s.table.slots[slot].1;
+                                s.in_ref[id as usize] |= is_ref;
+                                id
+                            } else {
+                                let id = s.distinct.len() as u32;
+                                s.table.slots[slot] = (key, id);
+                                s.used.push(slot as u32);
+                                s.distinct.push(key);
+                                s.in_ref.push(is_ref);
+                                s.seen.push((0, 0));
+                                id
+                            };
+                            // The caption's counts, as `count_into` lists them.
+                            let seen = &mut s.seen[id as usize];
+                            if seen.0 == stamp {
+                                out.counts[seen.1 as usize] += 1;
+                            } else {
+                                *seen = (stamp, out.ids.len() as u32);
+                                out.ids.push(id);
+                                out.counts.push(1);
+                            }
+                        }
+                        *end = (out.ids.len() - begin) as u32;
+                    }
+                    out.ends.push(ends);
+                }
+                for &slot in &s.used {
+                    s.table.slots[slot as usize].0 = K::EMPTY;
+                }
+                for (&key, &is_ref) in s.distinct.iter().zip(&s.in_ref) {
+                    let side = usize::from(!is_ref);
+                    let p = (key.hash() >> (64 - DF_PART_BITS)) as usize;
+                    let list = &mut out.lists[side][p];
+                    out.loc
+                        .push((side as u32) << 31 | (p as u32) << LOC_POS_BITS | list.len() as u32);
+                    list.push(key);
+                }
+                out.grams.push(out.loc.len() as u32);
             }
-            for &slot in &s.used {
-                s.table.slots[slot as usize].0 = K::EMPTY;
-            }
-            for (&key, &is_ref) in s.distinct.iter().zip(&s.in_ref) {
-                let side = usize::from(!is_ref);
-                let p = (key.hash() >> (64 - DF_PART_BITS)) as usize;
-                let list = &mut out.lists[side][p];
-                out.loc
-                    .push((side as u32) << 31 | (p as u32) << LOC_POS_BITS | list.len() as u32);
-                list.push(key);
-            }
-            out.grams.push(out.loc.len() as u32);
-        }
-        assert!(
-            out.lists
-                .iter()
-                .flatten()
-                .all(|l| l.len() < 1 << LOC_POS_BITS),
-            "fewer than 2^24 n-grams per partition in a chunk"
-        );
-        out
-    });
+            assert!(
+                out.lists
+                    .iter()
+                    .flatten()
+                    .all(|l| l.len() < 1 << LOC_POS_BITS),
+                "fewer than 2^24 n-grams per partition in a chunk"
+            );
+            out
+        });
     // 4. Document frequencies, per partition.
     let mut parts: Vec<Vec<[&mut Vec<K>; 2]>> = (0..DF_PARTS)
         .map(|_| Vec::with_capacity(grams.len()))
@@ -881,39 +963,46 @@ fn cider_d_grams<K: GramKey>(
             part.push([r, c]);
         }
     }
-    maybe_par(parts, parallel, |mut part| {
+    // One table per worker, emptied after each partition (only its used slots are touched).
+    let table = || (KeyTable::<K>::new(), Vec::<u32>::new());
+    maybe_par(parts, parallel, table, |(table, used), mut part| {
         let total: usize = part.iter().map(|[r, c]| r.len() + c.len()).sum();
-        let mut table = KeyTable::<K>::new();
         // At most 80% full even if every entry is a distinct n-gram.
-        table.reset((total + total / 4 + 1).next_power_of_two().max(64));
+        let size = (total + total / 4 + 1).next_power_of_two().max(64);
+        if table.slots.len() < size {
+            table.reset(size);
+        }
         for [refs, _] in part.iter_mut() {
             for e in refs.iter_mut() {
                 let s = table.slot(*e);
-                table.slots[s].0 = *e;
+                if table.slots[s].1 == 0 {
+                    table.slots[s].0 = *e;
+                    used.push(s as u32);
+                }
                 table.slots[s].1 += 1;
                 *e = K::from_u32(s as u32);
             }
         }
+        // A candidate-only n-gram that no reference has: its slot is empty, its count 0.
         for [_, cands] in part.iter_mut() {
             for e in cands.iter_mut() {
-                let s = table.slot(*e);
-                table.slots[s].0 = *e;
-                *e = K::from_u32(s as u32);
+                *e = K::from_u32(table.slots[table.slot(*e)].1);
             }
         }
-        for e in part
-            .iter_mut()
-            .flat_map(|[r, c]| r.iter_mut().chain(c.iter_mut()))
-        {
-            *e = K::from_u32(table.slots[e.to_u32() as usize].1);
+        for [refs, _] in part.iter_mut() {
+            for e in refs.iter_mut() {
+                *e = K::from_u32(table.slots[e.to_u32() as usize].1);
+            }
+        }
+        for s in used.drain(..) {
+            table.slots[s as usize] = (K::EMPTY, 0);
         }
     });
     // 5. Scores. `ln(N) - ln(max(1, df))`, computed as the engine's batch table does.
     let ref_len = (n as f64).ln();
     let idf_by_df: Vec<f64> = (0..=n).map(|d| ref_len - (d.max(1) as f64).ln()).collect();
-    let per_chunk = maybe_par(grams, parallel, |g| {
-        let mut s = ScoreScratch::default();
-        let (mut cap, mut win) = (0usize, 0usize);
+    let per_chunk = maybe_par(grams, parallel, ScoreScratch::default, |s, g| {
+        let (mut cap, mut at) = (0usize, 0usize);
         (0..g.refs.len())
             .map(|j| {
                 s.idf.clear();
@@ -927,12 +1016,13 @@ fn cider_d_grams<K: GramKey>(
                             idf_by_df[df.to_u32() as usize]
                         }),
                 );
-                let lens = &g.lens[cap..cap + 1 + g.refs[j] as usize];
-                cap += lens.len();
-                let windows: usize = lens.iter().map(|&l| windows_of(l as usize)).sum();
-                let win_ids = &g.win[win..win + windows];
-                win += windows;
-                s.score(lens, win_ids)
+                let captions = cap..cap + 1 + g.refs[j] as usize;
+                cap = captions.end;
+                let ends = &g.ends[captions.clone()];
+                let len: usize = ends.iter().map(|e| e[MAX_ORDER - 1] as usize).sum();
+                let cols = (&g.ids[at..at + len], &g.counts[at..at + len]);
+                at += len;
+                s.score(&g.lens[captions], ends, cols)
             })
             .collect::<Vec<f64>>()
     });
@@ -944,12 +1034,8 @@ fn cider_d_grams<K: GramKey>(
 struct ScoreScratch {
     /// The weights `ln(N) - ln(max(1, df))` of the image's n-grams, by image-local id.
     idf: Vec<f64>,
-    ids: Vec<u32>,
-    counts: Vec<u32>,
+    /// The weights of the image's captions' columns.
     idfs: Vec<f64>,
-    /// Per caption: where its n-grams start in the columns, the ends of its orders (from
-    /// there), its word count.
-    spans: Vec<(usize, [u32; MAX_ORDER], u32)>,
     vecs: Vec<SentenceVec>,
     index: GramIndex,
     matches: Matches,
@@ -958,50 +1044,36 @@ struct ScoreScratch {
 
 impl ScoreScratch {
     /// The CIDEr-D of an image whose captions (candidate first) have `lens` words and the
-    /// windows (image-local n-gram ids, caption after caption, orders in turn) `win`, with
-    /// the weights in `self.idf`.
-    fn score(&mut self, lens: &[u32], win: &[u32]) -> f64 {
-        let room = win.len();
-        if self.ids.len() < room {
-            self.ids.resize(room, 0);
-            self.counts.resize(room, 0);
-            self.idfs.resize(room, 0.0);
-        }
+    /// columns `(ids, counts)` (image-local n-gram ids, caption after caption, each caption's
+    /// orders ending at its `ends`), with the weights in `self.idf`.
+    fn score(
+        &mut self,
+        lens: &[u32],
+        ends: &[[u32; MAX_ORDER]],
+        (ids, counts): (&[u32], &[u32]),
+    ) -> f64 {
         let idf = &self.idf;
-        let cols = (&mut self.ids[..], &mut self.counts[..], &mut self.idfs[..]);
-        let (ids, counts, idfs) = cols;
-        self.spans.clear();
-        let (mut n, mut at) = (0usize, 0usize);
-        for &len in lens {
-            let begin = n;
-            let mut ends = [0u32; MAX_ORDER];
-            for (order, end) in ends.iter_mut().enumerate() {
-                let k = (len as usize).saturating_sub(order);
-                let w = &win[at..at + k];
-                at += k;
-                n = count_into(
-                    w.iter().map(|&g| (g, idf[g as usize])),
-                    k,
-                    (&mut *ids, &mut *counts, &mut *idfs),
-                    n,
-                );
-                *end = (n - begin) as u32;
-            }
-            self.spans.push((begin, ends, len));
-        }
-        let (ids, counts, idfs) = (&*ids, &*counts, &*idfs);
+        self.idfs.clear();
+        self.idfs.extend(ids.iter().map(|&g| idf[g as usize]));
+        let idfs = &self.idfs[..];
+        let mut at = 0usize;
+        let views: Vec<Grams<'_>> = lens
+            .iter()
+            .zip(ends)
+            .map(|(&words, &e)| {
+                let b = at;
+                at += e[MAX_ORDER - 1] as usize;
+                Grams::from_parts(&ids[b..at], &counts[b..at], &idfs[b..at], e, words)
+            })
+            .collect();
         self.vecs.resize_with(lens.len(), SentenceVec::default);
-        let view = |&(b, ends, words): &(usize, [u32; MAX_ORDER], u32)| {
-            let e = b + ends[MAX_ORDER - 1] as usize;
-            Grams::from_parts(&ids[b..e], &counts[b..e], &idfs[b..e], ends, words)
-        };
-        for (v, span) in self.vecs.iter_mut().zip(&self.spans) {
-            v.fill(&view(span));
+        for (v, view) in self.vecs.iter_mut().zip(&views) {
+            v.fill(view);
         }
-        let (cand, refs) = self.spans.split_first().expect("a candidate");
-        self.index.rebuild(view(cand).all().ids);
+        let (cand, refs) = views.split_first().expect("a candidate");
+        self.index.rebuild(cand.all().ids);
         self.matches
-            .build(&self.index, refs.iter().map(|r| view(r).all().ids));
+            .build(&self.index, refs.iter().map(|r| r.all().ids));
         let (c, r) = self.vecs[..lens.len()].split_first().expect("a candidate");
         cider::image_score_matched(Variant::CiderD, c, r, &self.matches, &mut self.wr)
     }
