@@ -156,7 +156,8 @@ pub struct ScoreArgs {
     #[arg(long, value_enum, default_value = "max", requires = "multi_candidate")]
     pub select: SelectArg,
     /// With --select max: the output key that picks the candidate (`SPIDEr`, `CIDEr`,
-    /// `Bleu_4`, ...). Default: SPIDEr when computed, else CIDEr, else the first key.
+    /// `Bleu_4`, ...). Default: SPIDEr when computed, else CIDEr, else the first key. An
+    /// error with --select mean.
     #[arg(long, value_name = "KEY", requires = "multi_candidate")]
     pub select_by: Option<String>,
     /// Resource location and download policy.

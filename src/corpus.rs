@@ -1421,11 +1421,21 @@ impl Matches {
     /// The matches of each reference (its n-gram ids, all orders) against the candidate
     /// whose n-gram ids `index` holds.
     pub fn build<'r>(&mut self, index: &GramIndex, refs: impl Iterator<Item = &'r [u32]>) {
+        self.build_by(|g| index.get(g), refs);
+    }
+
+    /// [`Matches::build`] with the candidate's position of each n-gram id given by `pos`.
+    #[inline]
+    pub fn build_by<'r>(
+        &mut self,
+        pos: impl Fn(u32) -> Option<usize>,
+        refs: impl Iterator<Item = &'r [u32]>,
+    ) {
         self.pairs.clear();
         self.ends.clear();
         for ids in refs {
             for (k, &g) in ids.iter().enumerate() {
-                if let Some(i) = index.get(g) {
+                if let Some(i) = pos(g) {
                     self.pairs.push((i as u32, k as u32));
                 }
             }

@@ -18,7 +18,7 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::corpus::{GramIndex, Grams, LocalVocab, Matches, Ngram, SentenceNgrams, MAX_ORDER};
+use crate::corpus::{Grams, LocalVocab, Matches, Ngram, SentenceNgrams, MAX_ORDER};
 use crate::metrics::bleu::BleuStats;
 use crate::metrics::cider::{self, SentenceVec, Variant};
 use crate::metrics::{numpy_mean, rouge};
@@ -602,9 +602,11 @@ impl GramKey for u128 {
 }
 
 /// An open-addressing table (linear probing) from n-gram keys to a `u32`, on the hash bits
-/// below the partition bits.
+/// below the partition bits. Only the first `mask + 1` slots are in use: a table sized for a
+/// large image stays allocated, but a small image's keys stay in a small (cached) part of it.
 struct KeyTable<K> {
     slots: Vec<(K, u32)>,
+    mask: usize,
     shift: u32,
 }
 
@@ -612,14 +614,19 @@ impl<K: GramKey> KeyTable<K> {
     fn new() -> KeyTable<K> {
         KeyTable {
             slots: Vec::new(),
+            mask: 0,
             shift: 64,
         }
     }
 
-    /// An emptied table of at least `size` slots (a power of two).
-    fn reset(&mut self, size: usize) {
-        self.slots.clear();
-        self.slots.resize(size, (K::EMPTY, 0));
+    /// Uses the first `size` slots (a power of two), all of them empty: the caller empties
+    /// the slots it used before the next call.
+    fn use_slots(&mut self, size: usize) {
+        if self.slots.len() < size {
+            self.slots.clear();
+            self.slots.resize(size, (K::EMPTY, 0));
+        }
+        self.mask = size - 1;
         self.shift = 64 - size.trailing_zeros();
     }
 
@@ -627,7 +634,7 @@ impl<K: GramKey> KeyTable<K> {
     /// full).
     #[inline]
     fn slot(&self, key: K) -> usize {
-        let mask = self.slots.len() - 1;
+        let mask = self.mask;
         let mut s = ((key.hash() << DF_PART_BITS) >> self.shift) as usize;
         loop {
             let k = self.slots[s].0;
@@ -680,13 +687,8 @@ struct ChunkGrams<K> {
 struct ImageGrams<K> {
     table: KeyTable<K>,
     keys: Vec<K>,
-    /// The image's distinct n-grams, and whether a reference has each.
-    distinct: Vec<K>,
-    in_ref: Vec<bool>,
-    /// Per image-local id, the last caption (chunk caption index + 1) that has it, and where
-    /// that caption lists it in [`ChunkGrams::ids`].
-    seen: Vec<(u32, u32)>,
-    used: Vec<u32>,
+    /// The image's distinct n-grams, by image-local id.
+    distinct: Vec<Distinct<K>>,
 }
 
 impl<K: GramKey> Default for ImageGrams<K> {
@@ -695,11 +697,22 @@ impl<K: GramKey> Default for ImageGrams<K> {
             table: KeyTable::new(),
             keys: Vec::new(),
             distinct: Vec::new(),
-            in_ref: Vec::new(),
-            seen: Vec::new(),
-            used: Vec::new(),
         }
     }
+}
+
+/// A distinct n-gram of an image (pass 3).
+#[derive(Clone, Copy)]
+struct Distinct<K> {
+    key: K,
+    /// Its slot in [`ImageGrams::table`].
+    slot: u32,
+    /// The last caption that has it (chunk caption index + 1), and where that caption lists
+    /// it in [`ChunkGrams::ids`].
+    stamp: u32,
+    pos: u32,
+    /// True when a reference of the image has it.
+    in_ref: bool,
 }
 
 /// Number of windows of orders 1..=4 of a sentence of `len` words.
@@ -849,109 +862,7 @@ fn cider_d_grams<K: GramKey>(
     // 3. Image n-grams.
     let mut grams: Vec<ChunkGrams<K>> =
         maybe_par(chunks, parallel, ImageGrams::<K>::default, |s, ch| {
-            let windows = ch.words.len() * MAX_ORDER;
-            let mut out = ChunkGrams {
-                ids: Vec::with_capacity(windows),
-                counts: Vec::with_capacity(windows),
-                ends: Vec::with_capacity(ch.off.len()),
-                grams: vec![0],
-                loc: Vec::with_capacity(windows),
-                // Most windows are distinct in their image, most of them reference n-grams,
-                // spread evenly over the partitions (room for some more: a list that grows
-                // copies itself).
-                lists: [
-                    (0..DF_PARTS)
-                        .map(|_| Vec::with_capacity(windows * 3 / 4 / DF_PARTS + 16))
-                        .collect(),
-                    (0..DF_PARTS)
-                        .map(|_| Vec::with_capacity(windows / 4 / DF_PARTS + 8))
-                        .collect(),
-                ],
-                lens: ch.off.windows(2).map(|o| o[1] - o[0]).collect(),
-                refs: Vec::with_capacity(ch.images.len()),
-            };
-            let mut cap = 0usize;
-            for i in ch.images.clone() {
-                let count = 1 + caps.references_of(i).len();
-                out.refs.push(count as u32 - 1);
-                let caps_of = cap..cap + count;
-                cap += count;
-                let windows: usize = caps_of
-                    .clone()
-                    .map(|k| windows_of((ch.off[k + 1] - ch.off[k]) as usize))
-                    .sum();
-                let size = (windows * 2).next_power_of_two().max(64);
-                if s.table.slots.len() < size {
-                    s.table.reset(size);
-                }
-                s.distinct.clear();
-                s.in_ref.clear();
-                s.seen.clear();
-                s.used.clear();
-                for k in caps_of {
-                    let is_ref = k != cap - count;
-                    // Unique in the chunk: a stale entry of an earlier image never matches it.
-                    let stamp = k as u32 + 1;
-                    let begin = out.ids.len();
-                    let mut ends = [0u32; MAX_ORDER];
-                    let w = &ch.words[ch.off[k] as usize..ch.off[k + 1] as usize];
-                    s.keys.clear();
-                    s.keys.extend(w.iter().map(|&x| K::unigram(x)));
-                    for (order, end) in ends.iter_mut().enumerate() {
-                        for i in 0..w.len().saturating_sub(order) {
-                            if order > 0 {
-                                s.keys[i] = s.keys[i].extend(order, w[i + order]);
-                            }
-                            let key = s.keys[i];
-                            let slot = s.table.slot(key);
-                            let id = if s.table.slots[slot].0 == key {
-                                let id = s.table.slots[slot].1;
-                                s.in_ref[id as usize] |= is_ref;
-                                id
-                            } else {
-                                let id = s.distinct.len() as u32;
-                                s.table.slots[slot] = (key, id);
-                                s.used.push(slot as u32);
-                                s.distinct.push(key);
-                                s.in_ref.push(is_ref);
-                                s.seen.push((0, 0));
-                                id
-                            };
-                            // The caption's counts, as `count_into` lists them.
-                            let seen = &mut s.seen[id as usize];
-                            if seen.0 == stamp {
-                                out.counts[seen.1 as usize] += 1;
-                            } else {
-                                *seen = (stamp, out.ids.len() as u32);
-                                out.ids.push(id);
-                                out.counts.push(1);
-                            }
-                        }
-                        *end = (out.ids.len() - begin) as u32;
-                    }
-                    out.ends.push(ends);
-                }
-                for &slot in &s.used {
-                    s.table.slots[slot as usize].0 = K::EMPTY;
-                }
-                for (&key, &is_ref) in s.distinct.iter().zip(&s.in_ref) {
-                    let side = usize::from(!is_ref);
-                    let p = (key.hash() >> (64 - DF_PART_BITS)) as usize;
-                    let list = &mut out.lists[side][p];
-                    out.loc
-                        .push((side as u32) << 31 | (p as u32) << LOC_POS_BITS | list.len() as u32);
-                    list.push(key);
-                }
-                out.grams.push(out.loc.len() as u32);
-            }
-            assert!(
-                out.lists
-                    .iter()
-                    .flatten()
-                    .all(|l| l.len() < 1 << LOC_POS_BITS),
-                "fewer than 2^24 n-grams per partition in a chunk"
-            );
-            out
+            chunk_grams(caps, s, ch)
         });
     // 4. Document frequencies, per partition.
     let mut parts: Vec<Vec<[&mut Vec<K>; 2]>> = (0..DF_PARTS)
@@ -965,68 +876,195 @@ fn cider_d_grams<K: GramKey>(
     }
     // One table per worker, emptied after each partition (only its used slots are touched).
     let table = || (KeyTable::<K>::new(), Vec::<u32>::new());
-    maybe_par(parts, parallel, table, |(table, used), mut part| {
-        let total: usize = part.iter().map(|[r, c]| r.len() + c.len()).sum();
-        // At most 80% full even if every entry is a distinct n-gram.
-        let size = (total + total / 4 + 1).next_power_of_two().max(64);
-        if table.slots.len() < size {
-            table.reset(size);
-        }
-        for [refs, _] in part.iter_mut() {
-            for e in refs.iter_mut() {
-                let s = table.slot(*e);
-                if table.slots[s].1 == 0 {
-                    table.slots[s].0 = *e;
-                    used.push(s as u32);
-                }
-                table.slots[s].1 += 1;
-                *e = K::from_u32(s as u32);
-            }
-        }
-        // A candidate-only n-gram that no reference has: its slot is empty, its count 0.
-        for [_, cands] in part.iter_mut() {
-            for e in cands.iter_mut() {
-                *e = K::from_u32(table.slots[table.slot(*e)].1);
-            }
-        }
-        for [refs, _] in part.iter_mut() {
-            for e in refs.iter_mut() {
-                *e = K::from_u32(table.slots[e.to_u32() as usize].1);
-            }
-        }
-        for s in used.drain(..) {
-            table.slots[s as usize] = (K::EMPTY, 0);
-        }
+    maybe_par(parts, parallel, table, |(table, used), part| {
+        count_part(table, used, part)
     });
     // 5. Scores. `ln(N) - ln(max(1, df))`, computed as the engine's batch table does.
     let ref_len = (n as f64).ln();
     let idf_by_df: Vec<f64> = (0..=n).map(|d| ref_len - (d.max(1) as f64).ln()).collect();
     let per_chunk = maybe_par(grams, parallel, ScoreScratch::default, |s, g| {
-        let (mut cap, mut at) = (0usize, 0usize);
-        (0..g.refs.len())
-            .map(|j| {
-                s.idf.clear();
-                s.idf.extend(
-                    g.loc[g.grams[j] as usize..g.grams[j + 1] as usize]
-                        .iter()
-                        .map(|&l| {
-                            let side = (l >> 31) as usize;
-                            let p = ((l >> LOC_POS_BITS) as usize) & (DF_PARTS - 1);
-                            let df = g.lists[side][p][(l & ((1 << LOC_POS_BITS) - 1)) as usize];
-                            idf_by_df[df.to_u32() as usize]
-                        }),
-                );
-                let captions = cap..cap + 1 + g.refs[j] as usize;
-                cap = captions.end;
-                let ends = &g.ends[captions.clone()];
-                let len: usize = ends.iter().map(|e| e[MAX_ORDER - 1] as usize).sum();
-                let cols = (&g.ids[at..at + len], &g.counts[at..at + len]);
-                at += len;
-                s.score(&g.lens[captions], ends, cols)
-            })
-            .collect::<Vec<f64>>()
+        score_chunk(s, g, &idf_by_df)
     });
     per_chunk.into_iter().flatten().collect()
+}
+
+/// Pass 3 of [`cider_d`]: the n-grams of a chunk's images.
+#[inline(never)]
+fn chunk_grams<K: GramKey>(
+    caps: &Captions<'_>,
+    s: &mut ImageGrams<K>,
+    ch: ChunkWords<'_>,
+) -> ChunkGrams<K> {
+    let windows = ch.words.len() * MAX_ORDER;
+    let mut out = ChunkGrams {
+        ids: Vec::with_capacity(windows),
+        counts: Vec::with_capacity(windows),
+        ends: Vec::with_capacity(ch.off.len()),
+        grams: vec![0],
+        loc: Vec::with_capacity(windows),
+        // Most windows are distinct in their image, most of them reference n-grams,
+        // spread evenly over the partitions (room for some more: a list that grows
+        // copies itself).
+        lists: [
+            (0..DF_PARTS)
+                .map(|_| Vec::with_capacity(windows * 3 / 4 / DF_PARTS + 16))
+                .collect(),
+            (0..DF_PARTS)
+                .map(|_| Vec::with_capacity(windows / 4 / DF_PARTS + 8))
+                .collect(),
+        ],
+        lens: ch.off.windows(2).map(|o| o[1] - o[0]).collect(),
+        refs: Vec::with_capacity(ch.images.len()),
+    };
+    let mut cap = 0usize;
+    for i in ch.images.clone() {
+        let count = 1 + caps.references_of(i).len();
+        out.refs.push(count as u32 - 1);
+        let caps_of = cap..cap + count;
+        cap += count;
+        let windows: usize = caps_of
+            .clone()
+            .map(|k| windows_of((ch.off[k + 1] - ch.off[k]) as usize))
+            .sum();
+        s.table.use_slots((windows * 2).next_power_of_two().max(64));
+        s.distinct.clear();
+        for k in caps_of {
+            let is_ref = k != cap - count;
+            // Unique in the chunk: a stale entry of an earlier image never matches it.
+            let stamp = k as u32 + 1;
+            let begin = out.ids.len();
+            let mut ends = [0u32; MAX_ORDER];
+            let w = &ch.words[ch.off[k] as usize..ch.off[k + 1] as usize];
+            let keys = &mut s.keys;
+            keys.clear();
+            keys.extend(w.iter().map(|&x| K::unigram(x)));
+            for (order, end) in ends.iter_mut().enumerate() {
+                let m = w.len().saturating_sub(order);
+                if order > 0 && m > 0 {
+                    for (key, &x) in keys[..m].iter_mut().zip(&w[order..]) {
+                        *key = key.extend(order, x);
+                    }
+                }
+                for &key in &keys[..m] {
+                    let slot = s.table.slot(key);
+                    let e = &mut s.table.slots[slot];
+                    let id = if e.0 == key {
+                        e.1
+                    } else {
+                        let id = s.distinct.len() as u32;
+                        *e = (key, id);
+                        s.distinct.push(Distinct {
+                            key,
+                            slot: slot as u32,
+                            stamp: 0,
+                            pos: 0,
+                            in_ref: false,
+                        });
+                        id
+                    };
+                    let d = &mut s.distinct[id as usize];
+                    d.in_ref |= is_ref;
+                    // The caption's counts, as `count_into` lists them.
+                    if d.stamp == stamp {
+                        out.counts[d.pos as usize] += 1;
+                    } else {
+                        d.stamp = stamp;
+                        d.pos = out.ids.len() as u32;
+                        out.ids.push(id);
+                        out.counts.push(1);
+                    }
+                }
+                *end = (out.ids.len() - begin) as u32;
+            }
+            out.ends.push(ends);
+        }
+        for d in &s.distinct {
+            s.table.slots[d.slot as usize].0 = K::EMPTY;
+            let side = usize::from(!d.in_ref);
+            let key = d.key;
+            let p = (key.hash() >> (64 - DF_PART_BITS)) as usize;
+            let list = &mut out.lists[side][p];
+            out.loc
+                .push((side as u32) << 31 | (p as u32) << LOC_POS_BITS | list.len() as u32);
+            list.push(key);
+        }
+        out.grams.push(out.loc.len() as u32);
+    }
+    assert!(
+        out.lists
+            .iter()
+            .flatten()
+            .all(|l| l.len() < 1 << LOC_POS_BITS),
+        "fewer than 2^24 n-grams per partition in a chunk"
+    );
+    out
+}
+
+/// Pass 4 of [`cider_d`]: the document frequencies of one partition's entries, written over
+/// them.
+#[inline(never)]
+fn count_part<K: GramKey>(
+    table: &mut KeyTable<K>,
+    used: &mut Vec<u32>,
+    mut part: Vec<[&mut Vec<K>; 2]>,
+) {
+    let total: usize = part.iter().map(|[r, c]| r.len() + c.len()).sum();
+    // At most 80% full even if every entry is a distinct n-gram.
+    table.use_slots((total + total / 4 + 1).next_power_of_two().max(64));
+    for [refs, _] in part.iter_mut() {
+        for e in refs.iter_mut() {
+            let s = table.slot(*e);
+            if table.slots[s].1 == 0 {
+                table.slots[s].0 = *e;
+                used.push(s as u32);
+            }
+            table.slots[s].1 += 1;
+            *e = K::from_u32(s as u32);
+        }
+    }
+    // A candidate-only n-gram that no reference has: its slot is empty, its count 0.
+    for [_, cands] in part.iter_mut() {
+        for e in cands.iter_mut() {
+            *e = K::from_u32(table.slots[table.slot(*e)].1);
+        }
+    }
+    for [refs, _] in part.iter_mut() {
+        for e in refs.iter_mut() {
+            *e = K::from_u32(table.slots[e.to_u32() as usize].1);
+        }
+    }
+    for s in used.drain(..) {
+        table.slots[s as usize] = (K::EMPTY, 0);
+    }
+}
+
+/// Pass 5 of [`cider_d`]: the scores of a chunk's images, with the weights `idf_by_df` by
+/// document frequency.
+#[inline(never)]
+fn score_chunk<K: GramKey>(s: &mut ScoreScratch, g: ChunkGrams<K>, idf_by_df: &[f64]) -> Vec<f64> {
+    let (mut cap, mut at) = (0usize, 0usize);
+    (0..g.refs.len())
+        .map(|j| {
+            s.idf.clear();
+            s.idf.extend(
+                g.loc[g.grams[j] as usize..g.grams[j + 1] as usize]
+                    .iter()
+                    .map(|&l| {
+                        let side = (l >> 31) as usize;
+                        let p = ((l >> LOC_POS_BITS) as usize) & (DF_PARTS - 1);
+                        let df = g.lists[side][p][(l & ((1 << LOC_POS_BITS) - 1)) as usize];
+                        idf_by_df[df.to_u32() as usize]
+                    }),
+            );
+            let captions = cap..cap + 1 + g.refs[j] as usize;
+            cap = captions.end;
+            let ends = &g.ends[captions.clone()];
+            let len: usize = ends.iter().map(|e| e[MAX_ORDER - 1] as usize).sum();
+            let cols = (&g.ids[at..at + len], &g.counts[at..at + len]);
+            at += len;
+            s.score(&g.lens[captions], ends, cols)
+        })
+        .collect()
 }
 
 /// Reusable storage of pass 5 (one per worker).
@@ -1037,7 +1075,8 @@ struct ScoreScratch {
     /// The weights of the image's captions' columns.
     idfs: Vec<f64>,
     vecs: Vec<SentenceVec>,
-    index: GramIndex,
+    /// Per image-local id, its position in the candidate's columns (`u32::MAX`: absent).
+    cand_pos: Vec<u32>,
     matches: Matches,
     wr: Vec<f64>,
 }
@@ -1071,9 +1110,20 @@ impl ScoreScratch {
             v.fill(view);
         }
         let (cand, refs) = views.split_first().expect("a candidate");
-        self.index.rebuild(cand.all().ids);
-        self.matches
-            .build(&self.index, refs.iter().map(|r| r.all().ids));
+        // Image-local ids are dense: the candidate's position of each, by id.
+        self.cand_pos.clear();
+        self.cand_pos.resize(idf.len(), u32::MAX);
+        for (i, &g) in cand.all().ids.iter().enumerate() {
+            self.cand_pos[g as usize] = i as u32;
+        }
+        let cand_pos = &self.cand_pos;
+        self.matches.build_by(
+            |g| match cand_pos[g as usize] {
+                u32::MAX => None,
+                i => Some(i as usize),
+            },
+            refs.iter().map(|r| r.all().ids),
+        );
         let (c, r) = self.vecs[..lens.len()].split_first().expect("a candidate");
         cider::image_score_matched(Variant::CiderD, c, r, &self.matches, &mut self.wr)
     }

@@ -1348,21 +1348,9 @@ async fn cider_df_from_another_dataset_equals_cli_df_from() {
 }
 
 fn cli_score(refs: &Path, cands: &Path, extra: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_capscore"))
-        .arg("score")
-        .arg("--refs")
-        .arg(refs)
-        .arg("--cands")
-        .arg(cands)
-        .args(extra)
-        .output()
-        .expect("run capscore");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("cli json")
+    let (ok, out, err) = common::run_score(refs, cands, extra);
+    assert!(ok, "{err}");
+    serde_json::from_slice(&out).expect("cli json")
 }
 
 /// `bootstrap` over HTTP: the CLI's intervals for the same seed; limits are coded errors.

@@ -3,9 +3,7 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::existing;
+use common::{existing, run_score as run};
 use serde_json::Value;
 
 /// `capscore score` on the fakecap set.
@@ -140,23 +138,6 @@ fn nocaps_shaped(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathB
     std::fs::write(&r, refs.to_string()).expect("write");
     std::fs::write(&c, cands.to_string()).expect("write");
     (r, c, refs, cands)
-}
-
-fn run(refs: &std::path::Path, cands: &std::path::Path, args: &[&str]) -> (bool, Vec<u8>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_capscore"))
-        .arg("score")
-        .arg("--refs")
-        .arg(refs)
-        .arg("--cands")
-        .arg(cands)
-        .args(args)
-        .output()
-        .expect("run capscore");
-    (
-        out.status.success(),
-        out.stdout,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 const SPLIT_METRICS: &str = "bleu,meteor,rouge_l,cider_d";
@@ -337,29 +318,25 @@ fn compare_gives_the_difference_of_the_scores_with_intervals_and_p_values() {
     let a_path = dir.path().join("a.json");
     std::fs::write(&a_path, serde_json::to_string(&a).unwrap()).unwrap();
     let compare = |x: &std::path::Path, y: &std::path::Path, extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_capscore"))
-            .arg("compare")
-            .arg("--refs")
-            .arg(&r)
-            .arg("--cands")
-            .arg(x)
-            .arg("--cands")
-            .arg(y)
-            .args(["--metrics", SPLIT_METRICS])
-            // Fewer resamples than the default, unless the case sets them.
-            .args(if extra.contains(&"--samples") {
-                &[][..]
-            } else {
-                &["--samples", "400", "--trials", "400"][..]
-            })
-            .args(extra)
-            .output()
-            .expect("run");
-        (
-            out.status.success(),
-            out.stdout,
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        // Fewer resamples than the default, unless the case sets them.
+        let fewer: &[&str] = if extra.contains(&"--samples") {
+            &[]
+        } else {
+            &["--samples", "400", "--trials", "400"]
+        };
+        let mut args = vec![
+            "compare".as_ref(),
+            "--refs".as_ref(),
+            r.as_os_str(),
+            "--cands".as_ref(),
+            x.as_os_str(),
+            "--cands".as_ref(),
+            y.as_os_str(),
+            "--metrics".as_ref(),
+            SPLIT_METRICS.as_ref(),
+        ];
+        args.extend(fewer.iter().chain(extra).map(std::ffi::OsStr::new));
+        common::run_capscore(&args)
     };
     let (ok, one, err) = compare(&a_path, &b_path, &["--threads", "1"]);
     assert!(ok, "{err}");
@@ -729,6 +706,16 @@ fn multi_candidate_errors_are_clear() {
             "not available",
         ),
         (&["--select", "mean"][..], "--multi-candidate"),
+        (
+            &[
+                "--multi-candidate",
+                "--select",
+                "mean",
+                "--select-by",
+                "CIDEr",
+            ][..],
+            "only `max` selects by a score",
+        ),
     ] {
         let mut a = vec!["--metrics", "bleu,cider_d"];
         a.extend(args);

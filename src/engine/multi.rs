@@ -54,7 +54,8 @@ pub struct MultiSpec {
     /// `max` or `mean`.
     pub select: Selection,
     /// With `max`: the output key that picks the candidate (`SPIDEr`, `CIDEr`, `Bleu_4`, ...).
-    /// Default: `SPIDEr` when computed, else `CIDEr`, else the first key computed.
+    /// Default: `SPIDEr` when computed, else `CIDEr`, else the first key computed. Given with
+    /// `mean`, it is an error (`mean` selects nothing).
     pub by: Option<String>,
 }
 
@@ -154,7 +155,12 @@ pub fn score_multi(
         .filter(|key| computed.contains(key))
         .collect();
     let by = match (spec.select, &spec.by) {
-        (Selection::Mean, _) => None,
+        (Selection::Mean, None) => None,
+        (Selection::Mean, Some(b)) => {
+            return Err(bad(format!(
+                "select by {b:?}: only `max` selects by a score (`mean` averages every candidate)"
+            )))
+        }
         (Selection::Max, Some(b)) => Some(
             keys.iter()
                 .copied()

@@ -105,3 +105,29 @@ pub fn nocaps_shaped() -> (Value, Value) {
     }
     (refs, read_json("coco/fakecap_val2017/cands.json"))
 }
+
+/// Runs the `capscore` binary with `args`: (success, stdout, stderr).
+pub fn run_capscore<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (bool, Vec<u8>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_capscore"))
+        .args(args)
+        .output()
+        .expect("run capscore");
+    (
+        out.status.success(),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `capscore score --refs REFS --cands CANDS ARGS...`: (success, stdout, stderr).
+pub fn run_score(refs: &Path, cands: &Path, args: &[&str]) -> (bool, Vec<u8>, String) {
+    let mut all = vec![
+        "score".as_ref(),
+        "--refs".as_ref(),
+        refs.as_os_str(),
+        "--cands".as_ref(),
+        cands.as_os_str(),
+    ];
+    all.extend(args.iter().map(|a| std::ffi::OsStr::new(a)));
+    run_capscore(&all)
+}

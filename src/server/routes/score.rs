@@ -173,7 +173,8 @@ pub struct MultiCandidateIn {
     #[serde(default)]
     pub select: engine::multi::Selection,
     /// With `max`: the output key that picks the candidate (`SPIDEr`, `CIDEr`, `Bleu_4`, ...).
-    /// Default: `SPIDEr` when computed, else `CIDEr`, else the first key computed.
+    /// Default: `SPIDEr` when computed, else `CIDEr`, else the first key computed. With
+    /// `mean`: refused (422 `invalid_format`).
     #[serde(default)]
     pub by: Option<String>,
 }
