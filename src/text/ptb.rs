@@ -572,7 +572,7 @@ fn acro_break(buf: &[char], p: usize) -> bool {
     }
     if buf[q] == '<' {
         return sgml_len(buf, q, buf.len())
-            .is_some_and(|n| q + n >= buf.len() || is_space(buf[q + n]));
+            .is_some_and(|n| q + n >= buf.len() || is_trail_space(buf[q + n]));
     }
     let mut r = q;
     while r < buf.len() && buf[r].is_ascii_alphabetic() {
@@ -587,7 +587,9 @@ fn acro_break(buf: &[char], p: usize) -> bool {
     {
         return true;
     }
-    if r == q || (r < buf.len() && !is_space(buf[r])) {
+    // Observed: the word ends at the end or a space that ends a token (`D. That\u{205F}`,
+    // `K. THIS\u{200B}` keep the period; `D. That\u{85}x` does not).
+    if r == q || (r < buf.len() && !is_trail_space(buf[r])) {
         return false;
     }
     // Observed: a capital, then the rest in any case (`ThAt`, `SHe`; not `sHe`).
@@ -797,6 +799,11 @@ impl Lexer<'_> {
         }
         match c {
             '-' | '+' if next.is_some_and(is_digit) => return self.word(i),
+            // Observed: one soft hyphen between a sign and a digit is deleted (`+\u{AD}2` →
+            // `+2`; but `+\u{AD}\u{AD}2` → `+` `2`).
+            '-' | '+' if next == Some('\u{AD}') && self.at(i + 2).is_some_and(is_digit) => {
+                return self.word(i)
+            }
             '-' | '+'
                 if matches!(next, Some('.' | ':' | ','))
                     && self.at(i + 2).is_some_and(is_digit) =>
@@ -1217,8 +1224,9 @@ impl Lexer<'_> {
     }
 
     /// The word `b[i..j]` followed by `&apos;` at `j`: lex the same text with `'` in place of
-    /// the entity; when that gives one token that takes the apostrophe, emit it with the
-    /// entity written back and return its end in the real text.
+    /// the entity; when that gives tokens of which one takes the apostrophe, emit them with the
+    /// entity written back and return the end of that token in the real text (observed:
+    /// `don&apos;t` → `do n't`, `isn&apos;tx` → `is n&apos;tx`).
     fn apos_entity_join(&mut self, i: usize, j: usize) -> Option<usize> {
         let b = self.buf;
         let mut stop = j + 6;
@@ -1238,24 +1246,43 @@ impl Lexer<'_> {
             no_dotcom_before: 0,
             measuring: true,
         };
-        let e = lx.step(0);
         let core = j - i;
-        if e <= core || e > n {
+        // Tokens that end before the apostrophe are emitted as lexed (`do` of `don't`).
+        let (mut s, mut e) = (0, lx.step(0));
+        let mut pre = String::new();
+        while e <= core && e > s {
+            pre = lx.out.clone();
+            s = e;
+            e = lx.step(s);
+        }
+        // (the token taking the apostrophe starts before it: `e&apos;s` is `e` `'s`)
+        if e <= core || e > n || s >= core {
             return None;
         }
         let plain =
             |s: &[char]| java_lower(&s.iter().filter(|&&c| c != '\u{AD}').collect::<String>());
-        if lx.out != plain(&tmp[..e]) {
+        // The tokens of this step spell the text (the word rule may split it: `don't` →
+        // `do` `n't`); the one holding the apostrophe gets the entity written back.
+        let toks: Vec<&str> = lx.out[pre.len()..].split_whitespace().collect();
+        if toks.concat() != plain(&tmp[s..e]) {
             return None;
         }
         let rest = e - core - 1;
-        let t = format!(
-            "{}&apos;{}",
-            plain(&b[i..j]),
-            plain(&b[j + 6..j + 6 + rest])
-        );
-        // (the clitic is written `n't`: `n&apos;t` → `n't`, observed)
-        self.emit(if lx.out == "n't" { "n't" } else { &t });
+        let mut at = plain(&tmp[s..core]).chars().count();
+        self.emit(&pre);
+        // (the clitic is written `n't` after the lower-case entity: `n&apos;t` → `n't`, but
+        // `n&APOS;t` → `n&apos;t`, observed)
+        let lower = b[j..j + 6].iter().copied().eq("&apos;".chars());
+        for t in toks {
+            let len = t.chars().count();
+            if at < len && !(t == "n't" && lower) {
+                let k = t.char_indices().nth(at).map_or(t.len(), |x| x.0);
+                self.emit(&format!("{}&apos;{}", &t[..k], &t[k + 1..]));
+            } else {
+                self.emit(t);
+            }
+            at = at.checked_sub(len).unwrap_or(usize::MAX);
+        }
         Some(j + 6 + rest)
     }
 
@@ -1559,6 +1586,7 @@ impl Lexer<'_> {
         let mut slashes = 0;
         // `1/2-34`: digits, a slash, digits, a hyphen and two or more digits; then only digits.
         let mut date_tail = false;
+        let mut date_tail_from = 0;
         // An `[oOdDlL]'` segment joined (`o'clock`, `ab-D'ab1`): only letters, digits, `-`, `_`
         // and more such segments follow.
         let mut seg_apos = false;
@@ -1571,6 +1599,19 @@ impl Lexer<'_> {
         // U+2010-like join (`&eacute;a-b` → `&eacute;a` `-` `b`, `a?b_c` → `a?b` `_` `c`), and
         // after such a join it takes neither (`ab-c?d` → `ab-c` `?` `d`).
         let mut has_entity = false;
+        // Observed: soft hyphens and hyphen joins meet only in words of ASCII letters, digits,
+        // `-` and `.` (`a-\u{AD}b`, `a\u{AD}b-c`, `a-b\u{AD}c`, `x.-a-\u{AD}`); there, once
+        // they met, only those characters follow (`a-\u{AD}é` → `a-` `é`, `a-b\u{AD}c-é` →
+        // `a-bc` `é`). Elsewhere a soft hyphen ends a hyphen-joined word and a word holding a
+        // soft hyphen takes no hyphen join (`é-b\u{AD}c` → `é-b` `c`, `a\u{AD}é-b` → `aé`
+        // `-` `b`, `é-\u{AD}b` → `é` `-` `b`); `_` and U+2010-like joins never meet one
+        // (`a_\u{AD}b`, `a\u{AD}_b`, `a_b\u{AD}c`, `a‐\u{AD}b`, `m\u{AD}‑d` split).
+        let mut shy_ascii = false;
+        let mut joined_other = false; // a `_` or U+2010-like join
+        let ascii_part = |s: &[char]| {
+            s.iter()
+                .all(|&x| x.is_ascii_alphanumeric() || matches!(x, '\u{AD}' | '-' | '.'))
+        };
         loop {
             if j >= end {
                 break;
@@ -1631,8 +1672,10 @@ impl Lexer<'_> {
             if is_alnum(c) || is_hyph2(c) {
                 if (numeric_sep && !is_digit(c))
                     || (amp_mode && !c.is_ascii_uppercase())
-                    || (slash_used && !c.is_ascii_alphanumeric())
-                    || (date_tail && !c.is_ascii_digit())
+                    || (slash_used && !c.is_ascii_alphanumeric() && !(date_tail && is_digit(c)))
+                    // Observed: after `D/D-`, at most four digits of any script (`3/4-12345` →
+                    // `3/4-1234` `5`, `1/2-١٢`).
+                    || (date_tail && (!is_digit(c) || j >= date_tail_from + 4))
                     // Observed: after a period join and a hyphen join, ASCII only (`a.b-cé` →
                     // `a.b-c` `é`, `e.o-4א`).
                     || (joined_seg && !c.is_ascii_alphanumeric() && b[i..j].contains(&'.'))
@@ -1654,6 +1697,15 @@ impl Lexer<'_> {
                 if c == '\u{AD}' && (seg_apos || nt_join) {
                     break;
                 }
+                if shy_ascii && !(c.is_ascii_alphanumeric() || c == '\u{AD}') {
+                    break;
+                }
+                if c == '\u{AD}' && joined_seg && !shy_ascii {
+                    if joined_other || !ascii_part(&b[i..j]) {
+                        break;
+                    }
+                    shy_ascii = true;
+                }
                 // A combining mark does not join a digit (`2́` → `2 ́`).
                 if is_mark(c) && j > i && is_digit(b[i]) {
                     break;
@@ -1674,11 +1726,14 @@ impl Lexer<'_> {
                         || has_entity
                         || b[i..j].iter().any(|&x| matches!(x, '!' | '?'))
                         // Observed: not after a period join (`S.P‐D` → `s.p d`).
-                        || b[i..j].contains(&'.'))
+                        || b[i..j].contains(&'.')
+                        || b[j + 1] == '\u{AD}'
+                        || b[i..j].contains(&'\u{AD}'))
                 {
                     break;
                 }
                 joined_seg |= is_hyph2(c);
+                joined_other |= is_hyph2(c);
                 if is_letter(c) {
                     has_letter = true;
                 }
@@ -1709,9 +1764,14 @@ impl Lexer<'_> {
                 // Observed: not after a digit (`1\u{AD}S` → `1 s`).
                 '\u{AD}' => is_alnum(prev) && is_alnum(nx) && !is_digit(prev),
                 '-' | '_' => {
+                    let shy = nx == '\u{AD}' || shy_ascii || b[i..j].contains(&'\u{AD}');
                     (c == '-' || !b[i..j].contains(&'.'))
                         && is_alnum(prev)
                         && is_alnum(nx)
+                        && !(shy
+                            && (c == '_'
+                                || !ascii_part(&b[i..j])
+                                || !(nx.is_ascii_alphanumeric() || nx == '\u{AD}')))
                         && !numeric_sep
                         && !amp_mode
                         && !has_mark
@@ -1733,9 +1793,11 @@ impl Lexer<'_> {
                                 || (b[i..j].iter().all(|&x| x.is_ascii_digit() || x == '/')
                                     // Observed: `1/12-34` but `1/123 -45`, `123/1 -23`.
                                     && b[i..j].split(|&x| x == '/').all(|d| d.len() <= 2)
-                                    && nx.is_ascii_digit()
+                                    // (not after a date: `1/2/3-10` → `1/2/3` `-10`)
+                                    && slashes < 2
+                                    && is_digit(nx)
                                     && j + 2 < end
-                                    && b[j + 2].is_ascii_digit())))
+                                    && is_digit(b[j + 2]))))
                 }
                 '/' => {
                     // Observed: ASCII letters and digits only, at most two slashes.
@@ -1814,7 +1876,8 @@ impl Lexer<'_> {
                         && !numeric_sep
                         && !joined_seg
                 }
-                '&' | '+' if nx.is_ascii_uppercase() && all_upper => {
+                // (not `&apos;`, in any case: `RE&APOS;F` → `re&apos;f`, observed)
+                '&' | '+' if nx.is_ascii_uppercase() && all_upper && !self.entity_apos_at(j) => {
                     amp_mode = true;
                     true
                 }
@@ -1836,7 +1899,12 @@ impl Lexer<'_> {
             };
             if ok {
                 joined_seg |= matches!(c, '-' | '_');
-                date_tail |= slash_used && c == '-' && nx.is_ascii_digit();
+                joined_other |= c == '_';
+                shy_ascii |= c == '-' && (nx == '\u{AD}' || b[i..j].contains(&'\u{AD}'));
+                if slash_used && c == '-' && is_digit(nx) && !date_tail {
+                    date_tail = true;
+                    date_tail_from = j + 1;
+                }
                 if !matches!(c, '-' | '/') {
                     slash_ok = false;
                 }
@@ -1877,11 +1945,13 @@ impl Lexer<'_> {
         }
         if seg_apos {
             // (a period that `,` `;` `:` follow stays, as on other words: `o'ck.,`, observed)
-            let k = if j + 1 < end && b[j] == '.' && matches!(b[j + 1], ',' | ';' | ':') {
-                j + 1
-            } else {
-                j
-            };
+            // (and `、`: `O'cp.、` → `o'cp.` `、`, observed)
+            let k =
+                if j + 1 < end && b[j] == '.' && matches!(b[j + 1], ',' | ';' | ':' | '\u{3001}') {
+                    j + 1
+                } else {
+                    j
+                };
             let t = b[i..k].to_vec();
             self.emit_lower(&t);
             return k;
@@ -1941,10 +2011,10 @@ impl Lexer<'_> {
             && (is_alnum(core[0]) || letter_entity_len(b, i, end) > 0)
             && !core.contains(&'/')
             && !core.contains(&'\'')
-            // Observed: not after a decimal or grouped number (`0,5.:` → `0,5 . :`).
+            // Observed: not after a decimal, grouped or timed number (`0,5.:` → `0,5 . :`, `2:0.,`).
             && !core
                 .windows(3)
-                .any(|w| is_digit(w[0]) && matches!(w[1], '.' | ',') && is_digit(w[2]))
+                .any(|w| is_digit(w[0]) && matches!(w[1], '.' | ',' | ':') && is_digit(w[2]))
         {
             let mut t = core.clone();
             t.push('.');
@@ -2457,10 +2527,12 @@ impl Lexer<'_> {
                 || (c.is_ascii_control() && !matches!(c, '\t' | '\n'))
                 || !c.is_ascii()
         };
-        // Observed: not from a soft hyphen (`\u{AD}.org` → `.org`), nor from a space-like
-        // character after another (the run of spaces is one separator: ` \u{200A}.org`).
+        // Observed: not from a soft hyphen before a period or a letter (`\u{AD}.org` →
+        // `.org`, `\u{AD}i.com` → `i.com`) unless a path follows (`\u{AD}.com/at` and
+        // `\u{AD}x.com/at` keep it), nor from a space-like character after another (the run
+        // of spaces is one separator: ` \u{200A}.org`).
+        let shy_led = b[i] == '\u{AD}' && self.at(i + 1).is_some_and(|c| c == '.' || is_alnum(c));
         if b[i] == '.'
-            || (b[i] == '\u{AD}' && self.at(i + 1).is_some_and(|c| c == '.' || is_alnum(c)))
             || b[i].is_ascii_digit()
             || !inside(b[i])
             || (is_trail_space(b[i]) && b[i] != '\u{85}' && i > 0 && is_trail_space(b[i - 1]))
@@ -2505,11 +2577,11 @@ impl Lexer<'_> {
         // the run before it is a word of letters, digits and marks, which the word rule
         // continues as the longer match (`語.comW`, `ä\u{301}.comh`).
         let mut e = p + 4;
-        if is_letter(b[i])
+        let wordy = is_letter(b[i])
             && b[i..p]
                 .iter()
-                .all(|&c| is_alnum(c) || is_mark(c) || c == '.')
-        {
+                .all(|&c| is_alnum(c) || is_mark(c) || c == '.');
+        if wordy {
             // (a period then a digit does not go on: `º.com.5` → `º.com` `.5`)
             while e < self.end
                 && (is_alnum(b[e]) || (b[e] == '.' && e + 1 < self.end && is_letter(b[e + 1])))
@@ -2529,6 +2601,18 @@ impl Lexer<'_> {
             if b[e + 1..k].iter().map(|c| c.len_utf16()).sum::<usize>() >= 2 {
                 return Some(k - i);
             }
+        }
+        if shy_led {
+            return None;
+        }
+        // Observed: after a word, a period that `,` `;` `:` or `、` follow stays (`語.com.,` →
+        // `語.com.` `,`; but `&.com.,` → `&.com` `.` `,`).
+        if wordy
+            && e + 1 < self.end
+            && b[e] == '.'
+            && matches!(b[e + 1], ',' | ';' | ':' | '\u{3001}')
+        {
+            e += 1;
         }
         Some(e - i)
     }
@@ -3157,6 +3241,11 @@ fn apos_out_nt(nt: &str) -> String {
         .collect()
 }
 
+/// The apostrophes that are written as opening quotes elsewhere (`` ` `` U+2018 U+201B U+0091).
+fn is_open_apos(c: char) -> bool {
+    matches!(c, '`' | '\u{2018}' | '\u{201B}' | '\u{91}')
+}
+
 /// The characters that act as an apostrophe inside apostrophe words (observed).
 fn is_apos(c: char) -> bool {
     matches!(
@@ -3171,9 +3260,14 @@ fn is_apos(c: char) -> bool {
 /// first part that is a sentence-end abbreviation (`etc.-a`) does not start one.
 fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> {
     // (soft hyphens inside a part are deleted letters: `e\u{AD}.-5` → `e.-5`)
+    // (after a hyphen a part may start with them, or be only them: `2,-\u{AD}3` → `2,-3`,
+    // `2,-\u{AD}` → `2,-`, `x.-a-\u{AD}` → `x.-a-`, observed)
     let run = |mut k: usize| {
         let s = k;
-        while k < end && (b[k].is_ascii_alphanumeric() || (b[k] == '\u{AD}' && k > s)) {
+        while k < end
+            && (b[k].is_ascii_alphanumeric()
+                || (b[k] == '\u{AD}' && (k > s || (k > i && b[k - 1] == '-'))))
+        {
             k += 1;
         }
         k
@@ -3255,7 +3349,7 @@ fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> {
             k = e;
         }
     }
-    while k + 1 < end && b[k] == '-' && b[k + 1].is_ascii_alphanumeric() {
+    while k + 1 < end && b[k] == '-' && (b[k + 1].is_ascii_alphanumeric() || b[k + 1] == '\u{AD}') {
         part = k + 1;
         k = acro_part(k + 1).unwrap_or_else(|| run(k + 1));
         hy = true;
@@ -3299,14 +3393,17 @@ fn clitic_at(b: &[char], p: usize, end: usize) -> bool {
 fn seg_apos_at(b: &[char], i: usize, j: usize, end: usize) -> bool {
     j > i
         && matches!(b[j - 1], 'o' | 'O' | 'd' | 'D' | 'l' | 'L')
-        && (j - 1 == i || matches!(b[j - 2], '-' | '_'))
+        && (j - 1 == i || matches!(b[j - 2], '-' | '_') || is_hyph2(b[j - 2]))
+        // (also after U+2010-like hyphens and earlier segments: `7‑D'ou`, `O'BN-D'An`; not
+        // after a soft hyphen: `5\u{AD}-O'CK` → `5-o` `ck`, observed)
         && b[i..j - 1]
             .iter()
-            .all(|&c| is_alnum(c) || matches!(c, '-' | '_'))
+            .all(|&c| plain_alnum(c) || matches!(c, '-' | '_') || is_hyph2(c) || is_apos(c))
         && j + 2 < end
         && plain_alnum(b[j + 1])
         && plain_alnum(b[j + 2])
-        && !clitic_at(b, j + 1, end)
+        // (after an opening-quote apostrophe a clitic joins too: `o`re`, observed)
+        && (!clitic_at(b, j + 1, end) || is_open_apos(b[j]))
 }
 
 /// End of an apostrophe word starting at `i` that takes letters only after its apostrophe
@@ -3363,7 +3460,8 @@ fn apos_word_end(b: &[char], i: usize, end: usize) -> Option<usize> {
         }
     }
     let (a, e) = best?;
-    if clitic_whole(b, a + 1, e) {
+    // (after an opening-quote apostrophe a clitic joins too: `ve`S`, `X‛LL`, observed)
+    if clitic_whole(b, a + 1, e) && !is_open_apos(b[a]) {
         return None;
     }
     Some(e)
