@@ -79,7 +79,12 @@ pub fn tokenize_stream<S: AsRef<str> + Sync>(captions: &[S]) -> Vec<String> {
             }
             match captions.get(k + 1) {
                 // Common case: a non-blank next caption is the whole relevant context.
-                Some(n) if !n.as_ref().chars().all(is_space_or_break) => {
+                Some(n)
+                    if !n
+                        .as_ref()
+                        .chars()
+                        .all(|c| is_space_or_break(c) || c == '\u{85}') =>
+                {
                     slow_tokenize(cap, Some(n.as_ref()))
                 }
                 _ => {
@@ -227,7 +232,9 @@ pub fn following_text<S: AsRef<str>>(rest: &[S]) -> Option<String> {
             out.push('\n');
         }
         let s = sanitize(c.as_ref());
-        let blank = s.chars().all(is_space);
+        // (a line of U+0085 goes on the run of spaces after a period like a blank one:
+        // `Y.` then `\u{85}` then `A` splits, observed)
+        let blank = s.chars().all(|c| is_space(c) || c == '\u{85}');
         out.push_str(&s);
         if !blank {
             break;
@@ -325,7 +332,8 @@ pub fn ptb_line(caption: &str, next: Option<&str>) -> String {
     let mut buf: Vec<char> = line.chars().collect();
     let end = buf.len();
     // Only a line whose last non-blank character is a period can depend on what follows.
-    let needs_tail = buf.iter().rev().find(|&&c| !is_space(c)) == Some(&'.');
+    // (U+0085 after the period counts as a space: `S.\u{85}` then `The` splits, observed)
+    let needs_tail = buf.iter().rev().find(|&&c| !is_space(c) && c != '\u{85}') == Some(&'.');
     if let (Some(n), false) = (next, needs_tail) {
         let _ = n;
         buf.push('\n');
@@ -559,8 +567,8 @@ fn acro_break(buf: &[char], p: usize) -> bool {
     let mut q = p + 1;
     // Observed: U+200B, U+202F (and the other non-trailing spaces) do not count here
     // (`d.\u{200B}The` keeps the period).
-    // (nor U+0085, which becomes `...`: `z.\u{85}A` keeps the period)
-    let sp = |c: char| is_trail_space(c) && c != '\u{85}';
+    // (U+0085, which becomes `...`, counts: `z.\u{85}A`, `S.\u{85}` then `The` split)
+    let sp = is_trail_space;
     if q >= buf.len() || !sp(buf[q]) {
         return false;
     }
@@ -755,7 +763,11 @@ impl Lexer<'_> {
                 .dotcom(i)
                 .filter(|&n| self.email(i).is_none_or(|m| m <= n))
             {
-                let t: String = self.buf[i..i + n].iter().collect();
+                let t = &self.buf[i..i + n];
+                // Observed: a word's soft hyphens are deleted (`é\u{AD}.com` → `é.com`), not
+                // those of a run with a symbol or a path (`\u{AD}i\u{2060}.com`, `x\u{AD}.com/at`).
+                let word = t.iter().all(|&c| is_alnum(c) || is_mark(c) || c == '.');
+                let t: String = t.iter().filter(|&&c| !(word && c == '\u{AD}')).collect();
                 self.emit(&java_lower(&t));
                 return i + n;
             }
@@ -785,7 +797,12 @@ impl Lexer<'_> {
                 self.emit(&java_lower(&t));
                 return e;
             }
-            if !(k < self.end && is_alnum(self.buf[k])) {
+            // (nor before `!` / `?` and a letter, which join the word: `\u{AD}?U` → `?u`)
+            let mark_word = k + 1 < self.end
+                && matches!(self.buf[k], '!' | '?')
+                && is_letter(self.buf[k + 1])
+                && self.buf[k + 1] != '\u{AD}';
+            if !(k < self.end && is_alnum(self.buf[k])) && !mark_word {
                 return self.one(i, "-");
             }
         }
@@ -922,7 +939,13 @@ impl Lexer<'_> {
                     j += 2;
                     dots += 1;
                 }
-                if dots >= 3 {
+                // (only from a period the run's ellipses leave over: `... . .1` → `...` `.`
+                // `.1`, `...... . .1` → `...` `...` `1`, observed)
+                let mut left = n;
+                while left >= 3 {
+                    left -= left.min(5);
+                }
+                if dots >= 3 && left > 0 {
                     if n == 1 {
                         self.emit("...");
                         return j + 1;
@@ -1088,7 +1111,7 @@ impl Lexer<'_> {
         }
         matches!(self.at(j), Some(':' | ';' | '=')) && self.at(j + 1).is_some() && {
             let mut k = j + 1;
-            if matches!(self.at(k), Some('-' | '\'' | 'o')) {
+            if matches!(self.at(k), Some('-' | '\'' | 'o' | '*')) {
                 k += 1;
             }
             self.at(k).is_some_and(|m| {
@@ -1122,7 +1145,8 @@ impl Lexer<'_> {
         }
         j += 1;
         // Observed: a lower-case `o` may stand where the nose is (`:op`, `=o]`, `;o)`).
-        let nose = matches!(self.at(j), Some('-' | '\'' | 'o'));
+        // (and `*`: `:*O`, `;*D`, `:*)`, observed)
+        let nose = matches!(self.at(j), Some('-' | '\'' | 'o' | '*'));
         if nose {
             j += 1;
         }
@@ -1228,6 +1252,30 @@ impl Lexer<'_> {
     /// entity written back and return the end of that token in the real text (observed:
     /// `don&apos;t` → `do n't`, `isn&apos;tx` → `is n&apos;tx`).
     fn apos_entity_join(&mut self, i: usize, j: usize) -> Option<usize> {
+        let (pre, toks, at, end) = self.apos_entity_relex(i, j)?;
+        let b = self.buf;
+        self.emit(&pre);
+        // (the clitic is written `n't` after the lower-case entity: `n&apos;t` → `n't`, but
+        // `n&APOS;t` → `n&apos;t`, observed)
+        let lower = b[j..j + 6].iter().copied().eq("&apos;".chars());
+        let mut at = at;
+        for t in toks {
+            let len = t.chars().count();
+            if at < len && !(t == "n't" && lower) {
+                let k = t.char_indices().nth(at).map_or(t.len(), |x| x.0);
+                self.emit(&format!("{}&apos;{}", &t[..k], &t[k + 1..]));
+            } else {
+                self.emit(&t);
+            }
+            at = at.checked_sub(len).unwrap_or(usize::MAX);
+        }
+        Some(end)
+    }
+
+    /// The relexing of [`Lexer::apos_entity_join`]: the output of the tokens before the one
+    /// that takes the apostrophe, the tokens of the step that takes it, the apostrophe's
+    /// position in their text, and the end of that step in the real text.
+    fn apos_entity_relex(&self, i: usize, j: usize) -> Option<(String, Vec<String>, usize, usize)> {
         let b = self.buf;
         let mut stop = j + 6;
         while stop < self.end && stop < j + 70 && !is_space(b[stop]) {
@@ -1263,27 +1311,33 @@ impl Lexer<'_> {
             |s: &[char]| java_lower(&s.iter().filter(|&&c| c != '\u{AD}').collect::<String>());
         // The tokens of this step spell the text (the word rule may split it: `don't` →
         // `do` `n't`); the one holding the apostrophe gets the entity written back.
-        let toks: Vec<&str> = lx.out[pre.len()..].split_whitespace().collect();
+        let toks: Vec<String> = lx.out[pre.len()..]
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
         if toks.concat() != plain(&tmp[s..e]) {
             return None;
         }
-        let rest = e - core - 1;
-        let mut at = plain(&tmp[s..core]).chars().count();
-        self.emit(&pre);
-        // (the clitic is written `n't` after the lower-case entity: `n&apos;t` → `n't`, but
-        // `n&APOS;t` → `n&apos;t`, observed)
-        let lower = b[j..j + 6].iter().copied().eq("&apos;".chars());
-        for t in toks {
-            let len = t.chars().count();
-            if at < len && !(t == "n't" && lower) {
-                let k = t.char_indices().nth(at).map_or(t.len(), |x| x.0);
-                self.emit(&format!("{}&apos;{}", &t[..k], &t[k + 1..]));
-            } else {
-                self.emit(t);
-            }
-            at = at.checked_sub(len).unwrap_or(usize::MAX);
-        }
-        Some(j + 6 + rest)
+        let at = plain(&tmp[s..core]).chars().count();
+        Some((pre, toks, at, j + 6 + (e - core - 1)))
+    }
+
+    /// Is there a reading of the word `b[i..j]` and the `&apos;` at `j` longer than an AT&T
+    /// join of the entity's letters (`RE&APOS;F` → `re&apos;f`, `L&APOS;` → `l&apos;`,
+    /// `E&APOS;S` → `e` `&apos;s`; but `M&APOS;` → `m&apos` `;`, observed)?
+    fn apos_entity_longer(&self, i: usize, j: usize) -> bool {
+        let b = self.buf;
+        let l = |k: usize| (k < self.end).then(|| b[k].to_ascii_lowercase());
+        let clitic = match l(j + 6) {
+            Some('s' | 'm' | 'd') => true,
+            Some('l') => l(j + 7) == Some('l'),
+            Some('r' | 'v') => l(j + 7) == Some('e'),
+            _ => false,
+        };
+        let lw: String = b[i..j].iter().map(|c| c.to_ascii_lowercase()).collect();
+        clitic
+            || matches!(lw.as_str(), "d" | "l" | "j" | "ol")
+            || self.apos_entity_relex(i, j).is_some()
     }
 
     /// `&apos;` in any case at `p`.
@@ -1546,7 +1600,8 @@ impl Lexer<'_> {
             }
             if !clitic
                 && (matches!(l, 'd' | 'l' | 'j') && !(l != 'j' && long)
-                    || (l == 'y' && i + 2 < end && is_letter(b[i + 2])))
+                    // (not a soft hyphen: `y'\u{AD}a` → `y` `'` `a`, observed)
+                    || (l == 'y' && i + 2 < end && is_letter(b[i + 2]) && b[i + 2] != '\u{AD}'))
             {
                 let t = [b[i], b[i + 1]];
                 self.emit_lower(&t);
@@ -1625,6 +1680,20 @@ impl Lexer<'_> {
                 }
                 // (before a hyphen they are dropped: `3\u{AD}-a` → `3-a`)
                 let hyphen = k + 1 < end && b[k] == '-' && is_alnum(b[k + 1]);
+                // (not in a fraction: `1/2\u{AD}3` → `1/2` `3`, observed)
+                if slash_used {
+                    break;
+                }
+                // (after a hyphen join, they join the ASCII part that follows like any soft
+                // hyphen: `1-4\u{AD}e` → `1-4e`, `5-\u{AD}5é` → `5-5` `é`, observed)
+                if joined_seg && !hyphen {
+                    if joined_other || !ascii_part(&b[i..j]) {
+                        break;
+                    }
+                    shy_ascii = true;
+                    j = k;
+                    continue;
+                }
                 if !hyphen && (has_letter || !(k < end && is_digit(b[k]))) {
                     break;
                 }
@@ -1790,7 +1859,7 @@ impl Lexer<'_> {
                         && !(slash_used
                             && c == '-'
                             && !(nx.is_ascii_alphabetic()
-                                || (b[i..j].iter().all(|&x| x.is_ascii_digit() || x == '/')
+                                || (b[i..j].iter().all(|&x| is_digit(x) || x == '/')
                                     // Observed: `1/12-34` but `1/123 -45`, `123/1 -23`.
                                     && b[i..j].split(|&x| x == '/').all(|d| d.len() <= 2)
                                     // (not after a date: `1/2/3-10` → `1/2/3` `-10`)
@@ -1876,13 +1945,17 @@ impl Lexer<'_> {
                         && !numeric_sep
                         && !joined_seg
                 }
-                // (not `&apos;`, in any case: `RE&APOS;F` → `re&apos;f`, observed)
-                '&' | '+' if nx.is_ascii_uppercase() && all_upper && !self.entity_apos_at(j) => {
+                // (unless `&apos;` has a longer reading: `RE&APOS;F` → `re&apos;f`, observed)
+                '&' | '+'
+                    if nx.is_ascii_uppercase()
+                        && all_upper
+                        && !(self.entity_apos_at(j) && self.apos_entity_longer(i, j)) =>
+                {
                     amp_mode = true;
                     true
                 }
                 _ if is_apos(c) => {
-                    if seg_apos_at(b, i, j, end) {
+                    if seg_apos_at(b, i, j, end, seg_apos) {
                         seg_apos = true;
                         true
                     } else {
@@ -1938,7 +2011,23 @@ impl Lexer<'_> {
             self.emit_lower(&t);
             return q;
         }
-        if let Some(f) = frac_cand.filter(|&f| i + f >= j) {
+        if let Some(mut f) = frac_cand.filter(|&f| i + f >= j) {
+            // Observed: `D/D-DD` with digits of any script is one token as in the word rule
+            // (`۲/1-80`; four digits at most after the hyphen).
+            let e = i + f;
+            let parts: Vec<&[char]> = b[i..e].split(|&x| x == '/').collect();
+            if parts.len() == 2
+                && parts.iter().all(|d| d.len() <= 2)
+                && e + 2 < end
+                && b[e] == '-'
+                && is_digit(b[e + 1])
+                && is_digit(b[e + 2])
+            {
+                f += 1;
+                while i + f < end && is_digit(b[i + f]) && i + f < e + 5 {
+                    f += 1;
+                }
+            }
             let t = b[i..i + f].to_vec();
             self.emit_lower(&t);
             return i + f;
@@ -2531,7 +2620,8 @@ impl Lexer<'_> {
         // `.org`, `\u{AD}i.com` → `i.com`) unless a path follows (`\u{AD}.com/at` and
         // `\u{AD}x.com/at` keep it), nor from a space-like character after another (the run
         // of spaces is one separator: ` \u{200A}.org`).
-        let shy_led = b[i] == '\u{AD}' && self.at(i + 1).is_some_and(|c| c == '.' || is_alnum(c));
+        let mut shy_led =
+            b[i] == '\u{AD}' && self.at(i + 1).is_some_and(|c| c == '.' || is_alnum(c));
         if b[i] == '.'
             || b[i].is_ascii_digit()
             || !inside(b[i])
@@ -2567,12 +2657,16 @@ impl Lexer<'_> {
             self.no_dotcom_before = q;
             return None;
         };
-        if b[i..p]
-            .iter()
-            .all(|c| c.is_ascii_alphanumeric() || *c == '.')
+        // (soft hyphens included: `o\u{AD}.com` → `o.com`, observed)
+        if b[i] != '\u{AD}'
+            && b[i..p]
+                .iter()
+                .all(|&c| c.is_ascii_alphanumeric() || c == '.' || c == '\u{AD}')
         {
             return None; // an ordinary word or host
         }
+        // (the soft hyphen starts it when a symbol follows in the run: `\u{AD}i\u{2060}.com`)
+        shy_led &= b[i + 1..p].iter().all(|&c| is_alnum(c) || c == '.');
         // Observed: nothing goes on after the `.tld` (`&.comh` → `&.com h`, `&.com.a`), unless
         // the run before it is a word of letters, digits and marks, which the word rule
         // continues as the longer match (`語.comW`, `ä\u{301}.comh`).
@@ -2958,7 +3052,7 @@ impl Lexer<'_> {
             }
             // after a word: `’n’`, the clitics and `’til`, `’em`, ... whatever follows
             // (observed: `a’n1` → `a ’n 1`, `a’tilx` → `a ’til x`)
-            if b[i] == '\u{2019}'
+            if matches!(b[i], '\u{2019}' | '\u{92}')
                 && i + 2 < self.end
                 && b[i + 1].eq_ignore_ascii_case(&'n')
                 && matches!(b[i + 2], '\u{2019}' | '\'' | '\u{92}')
@@ -3137,7 +3231,9 @@ fn apos_joins(b: &[char], i: usize, j: usize, end: usize) -> bool {
         .filter(|&&c| c != '\u{AD}')
         .flat_map(|c| c.to_lowercase())
         .collect();
-    before.last() == Some(&'n')
+    // (not a soft hyphen and `n` alone: `\u{AD}n't`, `N\u{AD}'t` → `n` `'` `t`, observed)
+    !(b[i..j].contains(&'\u{AD}') && before.len() == 1)
+        && before.last() == Some(&'n')
         && before[..before.len() - 1]
             .iter()
             .all(char::is_ascii_alphabetic)
@@ -3181,7 +3277,8 @@ fn java_lower(s: &str) -> String {
     // `x@ΥΣ\u{200B}a` → `x@υσ\u{200B}a`); Han, kana and their marks end the word
     // (`ΥΣ山R` → `υς山r`, `ΥΣーR`; Hangul, Thai, Arabic do not).
     let inword = |c: char| {
-        (c.is_alphanumeric() || c == '_' || is_mark(c) || is_format(c))
+        // (not other numbers: `ΥΣ⅓` → `υς⅓`, observed)
+        (c.is_alphabetic() || is_digit(c) || c == '_' || is_mark(c) || is_format(c))
             && !matches!(c as u32, 0x2E80..=0x9FFF | 0xF900..=0xFAFF | 0xFF66..=0xFF9F)
     };
     let joins = |c: char, other: Option<&char>| {
@@ -3280,15 +3377,23 @@ fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> {
     let single = |p: usize| {
         let q = if p < end && b[p] == '-' { p + 1 } else { p };
         // (a combining mark does not lengthen it: `co.-o\u{302}x` → `co.` `-` `ôx`, observed)
+        // (nor does a non-ASCII letter or digit: `Fri.-5ر` → `fri.` `-5` `ر`, `jan.-u冲`; a
+        // soft hyphen is a character here: `FRI.-\u{AD}` → `fri.` `-`)
         q < end
-            && b[q].is_ascii_alphanumeric()
-            && !(q + 1 < end && plain_alnum(b[q + 1]))
-            // Observed: `Pa.2-2`, `co.2-a` are one token.
-            && !(q == p && q + 2 < end && b[q + 1] == '-' && is_alnum(b[q + 2]))
-            // Observed: so is `Est.-S.F.` (an acronym after the hyphen).
+            && (b[q].is_ascii_alphanumeric() || b[q] == '\u{AD}')
+            && !(q + 1 < end && b[q + 1].is_ascii_alphanumeric())
+            // Observed: `Pa.2-2`, `co.2-a` are one token, and so are `MO.1.5-E`, `Inc.1,-H`.
+            && !(q == p
+                && q + 2 < end
+                && (b[q + 1] == '-' && is_alnum(b[q + 2])
+                    || matches!(b[q + 1], '.' | ',')
+                        && (b[q + 2].is_ascii_alphanumeric() || b[q + 2] == '-')))
+            // Observed: so is `Est.-S.F.` (an acronym after the hyphen; but `Pa.-K.b`,
+            // `tue.-5.S` split).
             && !(q + 2 < end
                 && b[q + 1] == '.'
-                && (b[q + 2].is_ascii_alphabetic() || (b[q + 2] == '-' && q + 3 < end)))
+                && (b[q + 2].is_ascii_alphabetic() && q + 3 < end && b[q + 3] == '.'
+                    || (b[q + 2] == '-' && q + 3 < end)))
     };
     if b[k] == '.' && breaks_before_letter(&b[i..k]) && single(k + 1) {
         return None;
@@ -3383,14 +3488,15 @@ fn clitic_at(b: &[char], p: usize, end: usize) -> bool {
                 .iter()
                 .map(|c| c.to_ascii_lowercase())
                 .eq(t.chars())
-            && !(p + n < end && is_alnum(b[p + n]))
+            // (a soft hyphen does not go on: `d're\u{AD}` → `d` `'re`, observed)
+            && !(p + n < end && plain_alnum(b[p + n]))
     })
 }
 
 /// The apostrophe at `b[j]`, inside the word that starts at `i`, joins an `[oOdDlL]'`
 /// segment (observed: the letter starts the word or follows `-` / `_` in a word of letters,
 /// digits, `-` and `_`; two letters or digits follow; not a clitic).
-fn seg_apos_at(b: &[char], i: usize, j: usize, end: usize) -> bool {
+fn seg_apos_at(b: &[char], i: usize, j: usize, end: usize, seg: bool) -> bool {
     j > i
         && matches!(b[j - 1], 'o' | 'O' | 'd' | 'D' | 'l' | 'L')
         && (j - 1 == i || matches!(b[j - 2], '-' | '_') || is_hyph2(b[j - 2]))
@@ -3398,12 +3504,13 @@ fn seg_apos_at(b: &[char], i: usize, j: usize, end: usize) -> bool {
         // after a soft hyphen: `5\u{AD}-O'CK` → `5-o` `ck`, observed)
         && b[i..j - 1]
             .iter()
-            .all(|&c| plain_alnum(c) || matches!(c, '-' | '_') || is_hyph2(c) || is_apos(c))
+            .all(|&c| plain_alnum(c) || matches!(c, '-' | '_') || is_hyph2(c) || (seg && is_apos(c)))
         && j + 2 < end
         && plain_alnum(b[j + 1])
         && plain_alnum(b[j + 2])
-        // (after an opening-quote apostrophe a clitic joins too: `o`re`, observed)
-        && (!clitic_at(b, j + 1, end) || is_open_apos(b[j]))
+        // (after an opening-quote apostrophe a clitic joins too: `o`re`, and after a hyphen
+        // (two letters then): `o-d'll`, observed)
+        && (!clitic_at(b, j + 1, end) || is_open_apos(b[j]) || j - 1 > i)
 }
 
 /// End of an apostrophe word starting at `i` that takes letters only after its apostrophe
