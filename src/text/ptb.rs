@@ -846,8 +846,9 @@ impl Lexer<'_> {
         match c {
             '<' => {
                 if let Some(n) = self.email(i) {
-                    let t = self.buf[i..i + n].to_vec();
-                    self.emit_lower(&t);
+                    // (soft hyphens stay, as in other e-mail tokens: `<3@\u{AD}`, observed)
+                    let t: String = self.buf[i..i + n].iter().collect();
+                    self.emit(&java_lower(&t));
                     return i + n;
                 }
                 if let Some(n) = sgml_len(self.buf, i, self.end) {
@@ -1327,13 +1328,7 @@ impl Lexer<'_> {
     /// `E&APOS;S` → `e` `&apos;s`; but `M&APOS;` → `m&apos` `;`, observed)?
     fn apos_entity_longer(&self, i: usize, j: usize) -> bool {
         let b = self.buf;
-        let l = |k: usize| (k < self.end).then(|| b[k].to_ascii_lowercase());
-        let clitic = match l(j + 6) {
-            Some('s' | 'm' | 'd') => true,
-            Some('l') => l(j + 7) == Some('l'),
-            Some('r' | 'v') => l(j + 7) == Some('e'),
-            _ => false,
-        };
+        let clitic = entity_clitic_at(b, j + 6, self.end);
         let lw: String = b[i..j].iter().map(|c| c.to_ascii_lowercase()).collect();
         clitic
             || matches!(lw.as_str(), "d" | "l" | "j" | "ol")
@@ -1575,6 +1570,18 @@ impl Lexer<'_> {
                 return k;
             }
         }
+        // Observed: `o'o` (any case, any apostrophe) is one token (`O'O`, `o`o`, `O’o`; but
+        // `o'a`, `e'o`, `u'u` split).
+        if i + 2 < end
+            && matches!(b[i], 'o' | 'O')
+            && is_apos(b[i + 1])
+            && matches!(b[i + 2], 'o' | 'O')
+            && !(i + 3 < end && is_alnum(b[i + 3]))
+        {
+            let t = b[i..i + 3].to_vec();
+            self.emit_lower(&t);
+            return i + 3;
+        }
         // Observed: `d'` `l'` `j'` are tokens unless (for d, l) a letter and a letter or digit
         // follow (`d'you`, `l'amour`); `y'` before a letter is a token (`y' all`).
         if i + 1 < end && matches!(b[i + 1], '\'' | '\u{2019}' | '\u{92}') {
@@ -1601,7 +1608,7 @@ impl Lexer<'_> {
             if !clitic
                 && (matches!(l, 'd' | 'l' | 'j') && !(l != 'j' && long)
                     // (not a soft hyphen: `y'\u{AD}a` → `y` `'` `a`, observed)
-                    || (l == 'y' && i + 2 < end && is_letter(b[i + 2]) && b[i + 2] != '\u{AD}'))
+                    || (l == 'y' && i + 2 < end && plain_alnum(b[i + 2]) && is_letter(b[i + 2])))
             {
                 let t = [b[i], b[i + 1]];
                 self.emit_lower(&t);
@@ -1853,7 +1860,9 @@ impl Lexer<'_> {
                         // Observed: `e.タ-1` → `e.タ -1` (`e.a-1` stays whole), `s.e-ひ` →
                         // `s.e ひ`.
                         && (!b[i..j].contains(&'.')
-                            || (b[i..j].iter().all(char::is_ascii) && nx.is_ascii()))
+                            // (soft hyphens count as ASCII: `g.\u{AD}-m` → `g.-m`)
+                            || (b[i..j].iter().all(|&x| x.is_ascii() || x == '\u{AD}')
+                                && nx.is_ascii()))
                         && !is_mark(prev)
                         && !is_mark(nx)
                         && !(slash_used
@@ -1881,10 +1890,14 @@ impl Lexer<'_> {
                         // but `3-K/M`, `5-w/o`).
                         // (nor when any part after the first hyphen has one: `1-2-a/b`,
                         // `a-1-b/c`, `3-7-g/t`)
+                        // (up to the first slash: `Y-t/1/1` is one token)
                         && !b[i..j]
                             .iter()
                             .position(|&x| x == '-')
-                            .is_some_and(|h| b[i + h..j].iter().any(char::is_ascii_digit))
+                            .is_some_and(|h| {
+                                let lim = b[i..j].iter().position(|&x| x == '/').unwrap_or(j - i);
+                                h < lim && b[i + h..i + lim].iter().any(char::is_ascii_digit)
+                            })
                         && !numeric_sep
                         && !amp_mode;
                     slash_used |= ok;
@@ -1916,7 +1929,8 @@ impl Lexer<'_> {
                         && is_digit(nx)
                         && (!has_letter || numeric_sep)
                         // (nor after U+2010 and the like: `2‑3.1` → `2‑3` `.1`)
-                        && !b[i + 1..j].iter().any(|&x| x == '-' || is_hyph2(x))
+                        // (nor after `_`: `5_8.6` → `5_8` `.6`)
+                        && !b[i + 1..j].iter().any(|&x| matches!(x, '-' | '_') || is_hyph2(x))
                     {
                         numeric_sep = true;
                         true
@@ -2099,7 +2113,8 @@ impl Lexer<'_> {
             && matches!(b[j + 1], ',' | ';' | ':' | '\u{3001}')
             && (is_alnum(core[0]) || letter_entity_len(b, i, end) > 0)
             && !core.contains(&'/')
-            && !core.contains(&'\'')
+            // (nor after any apostrophe: `n’T.,` → `n't` `.` `,`, observed)
+            && !core.iter().any(|&c| is_apos(c))
             // Observed: not after a decimal, grouped or timed number (`0,5.:` → `0,5 . :`, `2:0.,`).
             && !core
                 .windows(3)
@@ -2146,8 +2161,10 @@ impl Lexer<'_> {
                 && core.iter().all(char::is_ascii)
                 // Observed: not after a hyphen, slash or `&` join, nor after a sign (`a-b.-c`,
                 // `1/x.-T`, `T&T.-M`, `+5.-5` split).
-                && !core.iter().any(|&c| matches!(c, '-' | '/' | '&'))
-                && !matches!(core[0], '+' | '-')
+                // (nor after `_` or a number that starts with a separator: `T_Y.-3`, `.3.-5`,
+                // `:30.-3` split)
+                && !core.iter().any(|&c| matches!(c, '-' | '/' | '&' | '_'))
+                && !matches!(core[0], '+' | '-' | '.' | ',' | ':')
                 // (a single character after `.-` splits, unless more follows: `Fri.-1-8`;
                 // `JAN.-A山` splits)
                 && !(breaks_before_letter(&core)
@@ -2262,7 +2279,10 @@ impl Lexer<'_> {
                 .eq("&apos;".chars())
         {
             let lw: String = core.iter().map(|c| c.to_ascii_lowercase()).collect();
-            if matches!(lw.as_str(), "d" | "l" | "j" | "ol" | "dunkin" | "somethin") {
+            // (not before a clitic: `L&apos;Ve` → `l` `'ve`, observed)
+            if matches!(lw.as_str(), "d" | "l" | "j" | "ol" | "dunkin" | "somethin")
+                && !entity_clitic_at(b, j + 6, end)
+            {
                 self.emit(&format!("{lw}&apos;"));
                 return j + 6;
             }
@@ -2657,16 +2677,19 @@ impl Lexer<'_> {
             self.no_dotcom_before = q;
             return None;
         };
-        // (soft hyphens included: `o\u{AD}.com` → `o.com`, observed)
-        if b[i] != '\u{AD}'
-            && b[i..p]
-                .iter()
-                .all(|&c| c.is_ascii_alphanumeric() || c == '.' || c == '\u{AD}')
+        if b[i..p]
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == '.')
         {
             return None; // an ordinary word or host
         }
-        // (the soft hyphen starts it when a symbol follows in the run: `\u{AD}i\u{2060}.com`)
-        shy_led &= b[i + 1..p].iter().all(|&c| is_alnum(c) || c == '.');
+        // (the soft hyphen starts it when a symbol follows in the run: `\u{AD}i\u{2060}.com`;
+        // an ASCII word with soft hyphens is one only with a path: `o\u{AD}.com` → `o.com`,
+        // `x\u{AD}.com/at`, observed)
+        shy_led = (shy_led && b[i + 1..p].iter().all(|&c| is_alnum(c) || c == '.'))
+            || b[i..p]
+                .iter()
+                .all(|&c| c.is_ascii_alphanumeric() || c == '.' || c == '\u{AD}');
         // Observed: nothing goes on after the `.tld` (`&.comh` → `&.com h`, `&.com.a`), unless
         // the run before it is a word of letters, digits and marks, which the word rule
         // continues as the longer match (`語.comW`, `ä\u{301}.comh`).
@@ -2683,7 +2706,8 @@ impl Lexer<'_> {
                 e += 1;
             }
         }
-        if e < self.end && b[e] == '/' {
+        // (no path after letters the word rule went on with: `な.com1/2/` → `な.com1` `/` ...)
+        if e == p + 4 && e < self.end && b[e] == '/' {
             let mut k = e + 1;
             while k < self.end && !stop(b[k]) {
                 k += 1;
@@ -3205,6 +3229,20 @@ fn abbr_letter_goes_on(b: &[char], p: usize, end: usize) -> bool {
     if c == '-' {
         return b[p - 1].is_ascii() && at(p + 1).is_some_and(|x| x.is_ascii_alphanumeric());
     }
+    // (`!` or `?` before a letter: `Corp.ー!X`, `ETC.Å?i`; a letter entity or `&apos;` and a
+    // clitic: `sep.X&eacute;`, `al.山&apos;D`, observed)
+    if matches!(c, '!' | '?') {
+        return at(p + 1).is_some_and(is_letter);
+    }
+    if c == '&' {
+        return letter_entity_len(b, p, end) > 0
+            || (p + 6 <= end
+                && b[p..p + 6]
+                    .iter()
+                    .map(|c| c.to_ascii_lowercase())
+                    .eq("&apos;".chars())
+                && entity_clitic_at(b, p + 6, end));
+    }
     // (an apostrophe, not an opening quote: `ETC.X‛s` → `etc.` `x` `‛` `s`, observed)
     if matches!(c, '\'' | '\u{2019}' | '\u{92}') {
         let l = |k: usize| at(k).map(|c| c.to_ascii_lowercase());
@@ -3232,7 +3270,9 @@ fn apos_joins(b: &[char], i: usize, j: usize, end: usize) -> bool {
         .flat_map(|c| c.to_lowercase())
         .collect();
     // (not a soft hyphen and `n` alone: `\u{AD}n't`, `N\u{AD}'t` → `n` `'` `t`, observed)
+    // (nor a soft hyphen before the apostrophe: `can\u{AD}'t` → `can` `'` `t`)
     !(b[i..j].contains(&'\u{AD}') && before.len() == 1)
+        && b[j - 1] != '\u{AD}'
         && before.last() == Some(&'n')
         && before[..before.len() - 1]
             .iter()
@@ -3270,7 +3310,11 @@ fn java_lower(s: &str) -> String {
     }
     let v: Vec<char> = s.chars().collect();
     // Observed: `ª` and `º` do not count as cased (`ΥΣª` → `υςª`, `ªΣ` → `ªσ`), `ʰ` does.
-    let cased = |c: char| (c.is_lowercase() || c.is_uppercase()) && !matches!(c, 'ª' | 'º');
+    // (title-case letters count: `ΥΣǅ` → `υσǆ`)
+    let cased = |c: char| {
+        (c.is_lowercase() || c.is_uppercase() || !c.to_lowercase().eq(std::iter::once(c)))
+            && !matches!(c, 'ª' | 'º')
+    };
     // Observed: the final-sigma test looks within the word around the sigma: letters, digits,
     // `_` and marks, and `-` / `.` between letters (`ΑΣ-ΒΑ` → `ασ-βα`, but `ΑΣ-5Β` → `ας-5β`,
     // `bΣ@S` → `bς@s`, `a-Σ` → `a-ς`); format characters are skipped (`ΥΣ\u{AD}R` → `υσr`,
@@ -3381,7 +3425,7 @@ fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> {
         // soft hyphen is a character here: `FRI.-\u{AD}` → `fri.` `-`)
         q < end
             && (b[q].is_ascii_alphanumeric() || b[q] == '\u{AD}')
-            && !(q + 1 < end && b[q + 1].is_ascii_alphanumeric())
+            && !(q + 1 < end && (b[q + 1].is_ascii_alphanumeric() || b[q + 1] == '\u{AD}'))
             // Observed: `Pa.2-2`, `co.2-a` are one token, and so are `MO.1.5-E`, `Inc.1,-H`.
             && !(q == p
                 && q + 2 < end
@@ -3572,6 +3616,17 @@ fn apos_word_end(b: &[char], i: usize, end: usize) -> Option<usize> {
         return None;
     }
     Some(e)
+}
+
+/// Does a clitic (`s m d ll re ve`, any case) start at `p`?
+fn entity_clitic_at(b: &[char], p: usize, end: usize) -> bool {
+    let l = |k: usize| (k < end).then(|| b[k].to_ascii_lowercase());
+    match l(p) {
+        Some('s' | 'm' | 'd') => true,
+        Some('l') => l(p + 1) == Some('l'),
+        Some('r' | 'v') => l(p + 1) == Some('e'),
+        _ => false,
+    }
 }
 
 /// Is `b[p..e]` exactly a clitic?
