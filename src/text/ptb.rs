@@ -1576,7 +1576,7 @@ impl Lexer<'_> {
             && matches!(b[i], 'o' | 'O')
             && is_apos(b[i + 1])
             && matches!(b[i + 2], 'o' | 'O')
-            && !(i + 3 < end && is_alnum(b[i + 3]))
+            && !(i + 3 < end && plain_alnum(b[i + 3]))
         {
             let t = b[i..i + 3].to_vec();
             self.emit_lower(&t);
@@ -2010,7 +2010,14 @@ impl Lexer<'_> {
             // Observed: after a joined `n't` and any letters, anything else starts a new
             // token that is scanned afresh (`n't3/4` → `n't 3/4`, `n't3,000`, `n't_3`,
             // `dn'tE2` → `d n'te 2`).
+            // (after a leading soft hyphen, the `n't` itself is scanned afresh: `\u{AD}don't@x`
+            // → `do` `n't@x`, observed)
             if let Some(p) = b[i..j].iter().position(|&c| is_apos(c)) {
+                if b[i] == '\u{AD}' && b[i + 1..i + p - 1].iter().any(|&c| c != '\u{AD}') {
+                    let t = b[i..i + p - 1].to_vec();
+                    self.emit_lower(&t);
+                    return i + p - 1;
+                }
                 let mut q = i + p + 2;
                 while q < j && is_letter(b[q]) && b[q] != '\u{AD}' {
                     q += 1;
@@ -2161,9 +2168,9 @@ impl Lexer<'_> {
                 && core.iter().all(char::is_ascii)
                 // Observed: not after a hyphen, slash or `&` join, nor after a sign (`a-b.-c`,
                 // `1/x.-T`, `T&T.-M`, `+5.-5` split).
-                // (nor after `_` or a number that starts with a separator: `T_Y.-3`, `.3.-5`,
-                // `:30.-3` split)
-                && !core.iter().any(|&c| matches!(c, '-' | '/' | '&' | '_'))
+                // (nor after `_` `:` or a number that starts with a separator: `T_Y.-3`,
+                // `2:0.-3`, `.3.-5`, `:30.-3` split)
+                && !core.iter().any(|&c| matches!(c, '-' | '/' | '&' | '_' | ':'))
                 && !matches!(core[0], '+' | '-' | '.' | ',' | ':')
                 // (a single character after `.-` splits, unless more follows: `Fri.-1-8`;
                 // `JAN.-A山` splits)
@@ -2513,7 +2520,8 @@ impl Lexer<'_> {
             return None;
         }
         let mut q = i + 1;
-        while q < self.end && (is_alnum(b[q]) || is_mark(b[q]) || (b[q] == '.' && b[q - 1] != '.'))
+        // (marks only where they are letters: `S\u{20DD}.c` → `s` `.` `c`, observed)
+        while q < self.end && (is_alnum(b[q]) || (b[q] == '.' && b[q - 1] != '.'))
         {
             q += 1;
         }
@@ -3194,6 +3202,11 @@ fn hyphen_acronym_end(b: &[char], i: usize, end: usize) -> Option<usize> {
     }
     if pairs < 2 {
         return None;
+    }
+    // Observed: a second period that `,` `;` `:` or `、` follow stays (`B-i.p..;` →
+    // `b-i.p..` `;`; but `B-i.p..x` → `b-i.p.` `.` `x`).
+    if k + 1 < end && b[k] == '.' && matches!(b[k + 1], ',' | ';' | ':' | '\u{3001}') {
+        return Some(k + 1);
     }
     // Observed: hyphen parts may follow (`d-U.S.-0`, `0-U.S.-b`).
     while k + 1 < end && b[k] == '-' && b[k + 1].is_ascii_alphanumeric() {
