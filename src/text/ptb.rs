@@ -762,6 +762,8 @@ impl Lexer<'_> {
             if let Some(n) = self
                 .dotcom(i)
                 .filter(|&n| self.email(i).is_none_or(|m| m <= n))
+                // (and a `www.` host, when longer: `www.’.comT` → `www.’.comt`, observed)
+                .filter(|&n| self.www_url(i).is_none_or(|m| m <= n))
             {
                 let t = &self.buf[i..i + n];
                 // Observed: a word's soft hyphens are deleted (`é\u{AD}.com` → `é.com`), not
@@ -1713,6 +1715,20 @@ impl Lexer<'_> {
             // (`4a&eacute;` → `4a &eacute;`, but `a4&eacute;`).
             // (not after an `[oOdDlL]'` segment: `o'il&eacute;` → `o'il` `&eacute;`, observed)
             // Observed: nor after a `-` / `_` join (`M-4&eacute;` → `m-4 &eacute;`).
+            // Observed: `&amp;` goes on joining capitals after an `&` join (`T&T&AMP;O` →
+            // `t&t&o`).
+            if c == '&'
+                && amp_mode
+                && j + 5 < end
+                && b[j..j + 5]
+                    .iter()
+                    .map(|c| c.to_ascii_lowercase())
+                    .eq("&amp;".chars())
+                && b[j + 5].is_ascii_uppercase()
+            {
+                j += 5;
+                continue;
+            }
             if c == '&'
                 && !numeric_sep
                 && !amp_mode
@@ -2521,8 +2537,7 @@ impl Lexer<'_> {
         }
         let mut q = i + 1;
         // (marks only where they are letters: `S\u{20DD}.c` → `s` `.` `c`, observed)
-        while q < self.end && (is_alnum(b[q]) || (b[q] == '.' && b[q - 1] != '.'))
-        {
+        while q < self.end && (is_alnum(b[q]) || (b[q] == '.' && b[q - 1] != '.')) {
             q += 1;
         }
         let follower_ok = |e: usize| {
@@ -3519,12 +3534,12 @@ fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> {
     if !hy {
         return None;
     }
-    // (any last part of letters: `c.-in.,` → `c.-in.` `,`, `S.-no.:`)
+    // (any last part of letters and digits: `c.-in.,` → `c.-in.` `,`, `S.-no.:`, `v.-7.、`)
     if k > part
-        && b[part..k].iter().all(char::is_ascii_alphabetic)
+        && b[part..k].iter().all(char::is_ascii_alphanumeric)
         && k + 1 < end
         && b[k] == '.'
-        && matches!(b[k + 1], ',' | ';' | ':')
+        && matches!(b[k + 1], ',' | ';' | ':' | '\u{3001}')
     {
         k += 1;
     }
