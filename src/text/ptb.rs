@@ -781,7 +781,11 @@ impl Lexer<'_> {
             while k < self.end && self.buf[k] == '\u{AD}' {
                 k += 1;
             }
-            if self.at(k) == Some('.') && self.at(k + 1).is_some_and(is_letter) {
+            if self.at(k) == Some('.')
+                && self
+                    .at(k + 1)
+                    .is_some_and(|c| is_letter(c) && c != '\u{AD}')
+            {
                 // Observed: soft hyphens, a period and letters are one word; the soft hyphens
                 // are deleted, unless it is a file name (`\u{AD}.E` → `.e`, `\u{AD}.C` →
                 // `\u{AD}.c`, `\u{AD}.cx` → `.cx`).
@@ -1979,7 +1983,10 @@ impl Lexer<'_> {
                 '&' | '+'
                     if nx.is_ascii_uppercase()
                         && all_upper
-                        && !(self.entity_apos_at(j) && self.apos_entity_longer(i, j)) =>
+                        // (after an `&` join it goes on: `T&T&APOS;D` → `t&t&apos` `;d`)
+                        && !(self.entity_apos_at(j)
+                            && !amp_mode
+                            && self.apos_entity_longer(i, j)) =>
                 {
                     amp_mode = true;
                     true
@@ -2229,6 +2236,16 @@ impl Lexer<'_> {
                     && k + 1 < end
                     && b[k] == '.'
                     && matches!(b[k + 1], ',' | ';' | ':')
+                {
+                    k += 1;
+                }
+                // (and a last acronym a second period before `,;:、`: `X.-e.g..:` →
+                // `x.-e.g..` `:`, observed)
+                if k > part + 2
+                    && b[k - 1] == '.'
+                    && k + 1 < end
+                    && b[k] == '.'
+                    && matches!(b[k + 1], ',' | ';' | ':' | '\u{3001}')
                 {
                     k += 1;
                 }
@@ -3013,6 +3030,15 @@ impl Lexer<'_> {
         // Clitics: when no ASCII letter follows (a digit may), after anything.
         for t in ["'ll", "'re", "'ve", "'s", "'m", "'d"] {
             if starts_with(&w, t) && !after(t.len()).is_some_and(|c| c.is_ascii_alphabetic()) {
+                // Observed: at the very end of the stream (no line break follows the last
+                // caption), `'ll` `'re` `'ve` written with `'` are an opening quote and a word
+                // (`we'll` → `we` `` ` `` `ll`; `we'll ` and `we’ll` are not).
+                if t.len() == 3 && b[i] == '\'' && i + 3 == self.end && self.end == b.len() {
+                    self.emit("`");
+                    let rest: String = b[i + 1..i + 3].iter().collect();
+                    self.emit(&rest.to_lowercase());
+                    return Some(i + 3);
+                }
                 self.emit(t);
                 return Some(i + t.len());
             }
@@ -3160,6 +3186,12 @@ impl Lexer<'_> {
                 return Some(i + 1 + t.len());
             }
         }
+        // Observed: `’n&apos;` (the entity in any case) is one token.
+        if low(1) == 'n' && i + 2 < self.end && self.entity_apos_at(i + 2) {
+            let t: String = b[i..i + 8].iter().collect();
+            self.emit(&java_lower(&t));
+            return Some(i + 8);
+        }
         // Observed: `’n'`, `’N’`, `\u{92}n'` are one token.
         if low(1) == 'n' && i + 2 < self.end && matches!(b[i + 2], '\u{2019}' | '\'' | '\u{92}') {
             let t: String = b[i..i + 3].iter().collect();
@@ -3200,7 +3232,8 @@ fn quote_map(c: char) -> Option<&'static str> {
 /// `a-b.c` and `a-b.cd.` are not).
 fn hyphen_acronym_end(b: &[char], i: usize, end: usize) -> Option<usize> {
     let mut r = i;
-    while r < end && (b[r].is_ascii_alphanumeric() || b[r] == '-') {
+    // (soft hyphens inside: `s\u{AD}-n.y.` → `s-n.y.`, observed)
+    while r < end && (b[r].is_ascii_alphanumeric() || b[r] == '-' || (b[r] == '\u{AD}' && r > i)) {
         r += 1;
     }
     if r < i + 3 || r >= end || b[r] != '.' || b[r - 2] != '-' || !b[r - 1].is_ascii_alphabetic() {
@@ -3366,7 +3399,7 @@ fn java_lower(s: &str) -> String {
                     before = true;
                     break;
                 }
-                if !(inword(x) || (m > 0 && joins(x, v.get(m - 1)))) {
+                if !(inword(x) || (m > 0 && joins(x, v.get(m - 1)) && v[m + 1].is_alphabetic())) {
                     break;
                 }
             }
@@ -3377,7 +3410,8 @@ fn java_lower(s: &str) -> String {
                     after = true;
                     break;
                 }
-                if !(inword(x) || joins(x, v.get(m + 1))) {
+                // (a joiner between letters only: `ΥΣ1.x` → `υς1.x`, observed)
+                if !(inword(x) || (joins(x, v.get(m + 1)) && v[m - 1].is_alphabetic())) {
                     break;
                 }
             }
@@ -3481,6 +3515,14 @@ fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> {
         if s == k {
             break;
         }
+        // (soft hyphens before the hyphen: `X,\u{AD}-U` → `x,-u`, observed)
+        let mut t = s;
+        while t < end && b[t] == '\u{AD}' {
+            t += 1;
+        }
+        if t > s && t < end && b[t] == '-' {
+            s = t;
+        }
         // (a longer run of periods and commas too, when a hyphen comes: `r...-t`, `N..,-n`,
         // `y...3-4`; but `r...t`, observed)
         let dash = s < end && b[s] == '-';
@@ -3534,9 +3576,10 @@ fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> {
     if !hy {
         return None;
     }
-    // (any last part of letters and digits: `c.-in.,` → `c.-in.` `,`, `S.-no.:`, `v.-7.、`)
+    // (any last part of letters and digits: `c.-in.,` → `c.-in.` `,`, `S.-no.:`, `v.-7.、`;
+    // also a last acronym: `X.-e.g..:` → `x.-e.g..` `:`)
     if k > part
-        && b[part..k].iter().all(char::is_ascii_alphanumeric)
+        && (b[part..k].iter().all(char::is_ascii_alphanumeric) || b[k - 1] == '.')
         && k + 1 < end
         && b[k] == '.'
         && matches!(b[k + 1], ',' | ';' | ':' | '\u{3001}')
