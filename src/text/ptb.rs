@@ -2361,16 +2361,20 @@ impl Lexer<'_> {
         // Observed: after the first part of `cannot`, `gonna`, ... the rest is lexed afresh,
         // so it can join what follows (`WanNA$` → `wan na$`, `CaNNOT+D` → `can not+d`,
         // `Gimme+.com` → `gim me+.com`, `gonna\u{91}d` → `gon na d`).
+        // (also before a space that a `.com` run goes on through: `Cannot\u{2002}.com` →
+        // `can` `not\u{2002}.com`, observed)
         if !self.measuring
             && j < end
-            && !is_space(b[j])
             && matches!(core.len(), 5 | 6)
             && core.iter().all(char::is_ascii_alphabetic)
         {
             let lw: String = core.iter().map(|c| c.to_ascii_lowercase()).collect();
             if let Some((a, _)) = split_special(&lw) {
-                self.emit(a);
-                return i + a.len();
+                let k = i + a.len();
+                if !is_space(b[j]) || self.dotcom(k).is_some_and(|n| k + n > j) {
+                    self.emit(a);
+                    return k;
+                }
             }
         }
         self.emit_word(&core);
