@@ -3261,9 +3261,21 @@ fn hyphen_acronym_end(b: &[char], i: usize, end: usize) -> Option<usize> {
     if k + 1 < end && b[k] == '.' && matches!(b[k + 1], ',' | ';' | ':' | '\u{3001}') {
         return Some(k + 1);
     }
-    // Observed: hyphen parts may follow (`d-U.S.-0`, `0-U.S.-b`).
+    // Observed: hyphen parts may follow (`d-U.S.-0`, `0-U.S.-b`), acronyms too
+    // (`N-U.S.-u.s.`).
     while k + 1 < end && b[k] == '-' && b[k + 1].is_ascii_alphanumeric() {
         k += 1;
+        let mut pairs = 0;
+        while k + 2 * pairs + 1 < end
+            && b[k + 2 * pairs].is_ascii_alphabetic()
+            && b[k + 2 * pairs + 1] == '.'
+        {
+            pairs += 1;
+        }
+        if pairs >= 2 {
+            k += 2 * pairs;
+            continue;
+        }
         while k < end && b[k].is_ascii_alphanumeric() {
             k += 1;
         }
