@@ -3399,8 +3399,7 @@ fn java_lower(s: &str) -> String {
     // `x@ΥΣ\u{200B}a` → `x@υσ\u{200B}a`); Han, kana and their marks end the word
     // (`ΥΣ山R` → `υς山r`, `ΥΣーR`; Hangul, Thai, Arabic do not).
     let inword = |c: char| {
-        // (not other numbers: `ΥΣ⅓` → `υς⅓`, observed)
-        (c.is_alphabetic() || is_digit(c) || c == '_' || is_mark(c) || is_format(c))
+        (c.is_alphanumeric() || c == '_' || is_mark(c) || is_format(c))
             && !matches!(c as u32, 0x2E80..=0x9FFF | 0xF900..=0xFAFF | 0xFF66..=0xFF9F)
     };
     let joins = |c: char, other: Option<&char>| {
@@ -3427,7 +3426,8 @@ fn java_lower(s: &str) -> String {
                     after = true;
                     break;
                 }
-                // (a joiner between letters only: `ΥΣ1.x` → `υς1.x`, observed)
+                // (a joiner between letters only: `ΥΣ1.x` → `υς1.x`, `ΥΣ⅓-a` → `υς⅓-a`; but
+                // `tΣ²N` → `tσ²n`, observed)
                 if !(inword(x) || (joins(x, v.get(m + 1)) && v[m - 1].is_alphabetic())) {
                     break;
                 }
