@@ -809,7 +809,7 @@ impl Lexer<'_> {
                 && matches!(self.buf[k], '!' | '?')
                 && is_letter(self.buf[k + 1])
                 && self.buf[k + 1] != '\u{AD}';
-            if !(k < self.end && is_alnum(self.buf[k])) && !mark_word {
+            if !(mark_word || (k < self.end && is_alnum(self.buf[k]))) {
                 return self.one(i, "-");
             }
         }
