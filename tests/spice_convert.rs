@@ -383,6 +383,35 @@ fn participles_modifying_a_root_noun_keep_their_relation_without_final_punctuati
 }
 
 #[test]
+fn a_root_ing_noun_after_its_compound_modifier_is_a_participle() {
+    // A rottweiler running . / A blonde baby playing in the sand . (spaCy: `running/NN` the
+    // root with `rottweiler` its compound modifier; the official counts have no such object)
+    let spec = "A/DT/det/3 rottweiler/NN/compound/3 running/NN/ROOT/3 ././punct/3";
+    let s = sentences(spec);
+    has_edges(
+        &s[0],
+        &[
+            "det(rottweiler-2, A-1)",
+            "acl(rottweiler-2, running-3)",
+            "root(rottweiler-2)",
+        ],
+    );
+    assert_eq!(s[0].tokens[2].tag, "VBG");
+    assert_eq!(tuples(spec), set(&["rottweiler"]));
+    let spec = "A/DT/det/4 blonde/JJ/amod/4 baby/NN/compound/4 playing/NN/ROOT/4 in/IN/prep/4 \
+                the/DT/det/7 sand/NN/pobj/5 ././punct/4";
+    assert_eq!(
+        tuples(spec),
+        set(&["baby", "baby, blonde", "sand", "baby, sand, play in"])
+    );
+    // not a root, or no compound right before it: unchanged (a swimming pool; the building)
+    let s = sentences("a/DT/det/3 swimming/NN/compound/3 pool/NN/ROOT/3");
+    has_edges(&s[0], &["compound(pool-3, swimming-2)", "root(pool-3)"]);
+    let s = sentences("the/DT/det/2 building/NN/ROOT/2");
+    assert_eq!(s[0].tokens[1].tag, "NN");
+}
+
+#[test]
 fn tagger_repairs() {
     // A dog rolls on the ground: spaCy tags "rolls" NNS with "dog" as its subject
     let spec = "A/DT/det/2 dog/NN/nsubj/3 rolls/NNS/ROOT/3 on/IN/prep/3 the/DT/det/6 \

@@ -368,6 +368,8 @@ fn convert_sentence(all: &[SpacyToken], members: &[usize], lemmas: &Lemmatizer) 
 /// Step 0: tagger and attachment repairs, towards what the official PCFG parse has
 /// (measured on `golden/spice/`):
 /// - coordinated adjectives heading their noun (`Brown and white dog`) are re-attached;
+/// - a root `NN` in `-ing` whose noun compound modifier comes right before it is a participle
+///   modifying that noun (`A rottweiler running .`: `(rottweiler)`, not `(running, rottweiler)`);
 /// - prenominal participles are adjectives (`a stuffed bear`: `VBN` -> `JJ`; 22 of 27);
 /// - a fragment's first word tagged as a subject-less `VBZ` is a plural noun;
 /// - a participle modifier attaches to the noun right before it when that noun is inside
@@ -418,6 +420,29 @@ fn repair_verbs(
                 head[c] = Some(nn);
             }
         }
+    }
+    // A fragment's root noun in `-ing` right after its noun compound modifier is a participle
+    // modifying that noun (`A rottweiler running .`, `A blonde baby playing in the sand .`):
+    // the noun takes the root, its determiners and modifiers, and the participle is its `acl`.
+    for v in 1..n {
+        if head[v].is_some() || tags[v] != "NN" || lower[v].len() < 6 || !lower[v].ends_with("ing")
+        {
+            continue;
+        }
+        let c = v - 1;
+        if head[c] != Some(v) || dep[c] != "compound" || !is_nn(&tags[c]) {
+            continue;
+        }
+        tags[v] = "VBG".into();
+        head[c] = None;
+        dep[c] = "ROOT";
+        for x in 0..c {
+            if head[x] == Some(v) {
+                head[x] = Some(c);
+            }
+        }
+        head[v] = Some(c);
+        dep[v] = "acl";
     }
     // Prenominal participles are adjectives in the official parse (`a stuffed bear`).
     {
