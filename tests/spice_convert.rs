@@ -412,6 +412,47 @@ fn a_root_ing_noun_after_its_compound_modifier_is_a_participle() {
 }
 
 #[test]
+fn while_and_a_participle_with_an_object_is_a_prepositional_phrase() {
+    // A woman sings into a microphone while playing guitar .
+    let spec = "A/DT/det/2 woman/NN/nsubj/3 sings/VBZ/ROOT/3 into/IN/prep/3 a/DT/det/6 \
+                microphone/NN/pobj/4 while/IN/mark/8 playing/VBG/advcl/3 guitar/NN/dobj/8 \
+                ././punct/3";
+    let s = sentences(spec);
+    has_edges(
+        &s[0],
+        &[
+            "nmod:while(sings-3, guitar-9)",
+            "case(guitar-9, while-7)",
+            "amod(guitar-9, playing-8)",
+        ],
+    );
+    assert!(tuples(spec).contains("woman, guitar, sing while"));
+    assert!(tuples(spec).contains("guitar, play"));
+    // a participle with more than its object (a PP) stays a clause: while sitting on a patio
+    let s = sentences(
+        "boys/NNS/nsubj/2 eat/VBP/ROOT/2 while/IN/mark/4 sitting/VBG/advcl/2 on/IN/prep/4 \
+         a/DT/det/7 patio/NN/pobj/5",
+    );
+    has_edges(
+        &s[0],
+        &["advcl(eat-2, sitting-4)", "mark(sitting-4, while-3)"],
+    );
+}
+
+#[test]
+fn a_root_plural_noun_after_a_singular_compound_with_a_is_a_verb() {
+    // A person skis downhill . (spaCy: `skis/NNS` the root, `person` its compound modifier)
+    let spec = "A/DT/det/2 person/NN/compound/3 skis/NNS/ROOT/3 downhill/RB/advmod/3 ././punct/3";
+    let s = sentences(spec);
+    assert_eq!(s[0].tokens[2].tag, "VBZ");
+    has_edges(&s[0], &["nsubj(skis-3, person-2)"]);
+    assert_eq!(tuples(spec), set(&["person", "person, ski"]));
+    // a plural compound head without `a` stays a noun: the tennis shoes
+    let s = sentences("the/DT/det/3 tennis/NN/compound/3 shoes/NNS/ROOT/3");
+    assert_eq!(s[0].tokens[2].tag, "NNS");
+}
+
+#[test]
 fn tagger_repairs() {
     // A dog rolls on the ground: spaCy tags "rolls" NNS with "dog" as its subject
     let spec = "A/DT/det/2 dog/NN/nsubj/3 rolls/NNS/ROOT/3 on/IN/prep/3 the/DT/det/6 \
