@@ -441,9 +441,9 @@ fn repair_verbs(
         tags[v] = "VBG".into();
         head[c] = None;
         dep[c] = "ROOT";
-        for x in 0..c {
-            if head[x] == Some(v) {
-                head[x] = Some(c);
+        for h in head.iter_mut().take(c) {
+            if *h == Some(v) {
+                *h = Some(c);
             }
         }
         head[v] = Some(c);
