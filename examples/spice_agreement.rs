@@ -5,7 +5,7 @@
 //! ```text
 //! spice_agreement [--fixtures DIR] [--parses-dir DIR] [--show-vg N] [--show-items N]
 //!                 [--show-cands N] [--debug TEXT] [--lemma-check TSV] [--report]
-//!                 [--oracle-input FILE]
+//!                 [--oracle-input FILE] [--dump FILE]
 //! ```
 //! (`scripts/spice-agreement` builds and runs it.) Resources (parser model, lemma
 //! exceptions, METEOR's synonym data) come from the cache, `$CAPSCORE_CACHE_DIR`.
@@ -26,7 +26,8 @@
 //! (`DIR/parses_raw.jsonl`, `DIR/parses_ptb.jsonl` from `scripts/spice-frontend-dev.py`), to
 //! compare with Python spaCy. `--debug TEXT` prints one text's parse, UD graph and tuples;
 //! `--lemma-check TSV` compares the lemmatiser with `word<TAB>tag<TAB>lemma[<TAB>count]`
-//! lines.
+//! lines. `--dump FILE` writes one JSON line per item and form (the candidate's words and
+//! tuples, our and the official tp/fp/fn and F), for classifying the differences.
 //!
 //! The measurement code (everything above `main`) is also compiled into
 //! `tests/spice_agreement.rs`, which asserts the agreement targets.
@@ -897,17 +898,17 @@ pub fn summary_json(results: &[FormResult], parser: &str) -> Value {
 }
 
 /// The agreement targets of issue 17 that hold on this set, per form: Pearson r of per-item
-/// F ≥ 0.97 (`raw`; ≥ 0.96 for `ptb`, whose lowercased, punctuation-free text the official
+/// F ≥ 0.97 (`raw`; ≥ 0.965 for `ptb`, whose lowercased, punctuation-free text the official
 /// run did not see), |mean F − official| ≤ 0.002, tau-c vs the experts ≥ the official
 /// tau-c, mean candidate and merged-reference tuple counts within 1% of official, and a
-/// regression floor of 76% for items with the official candidate count (issue target 85%,
+/// regression floor of 76.5% for items with the official candidate count (issue target 85%,
 /// out of reach for a spaCy front end; see README). Returns the failed ones.
 pub fn missed_targets(r: &FormResult) -> Vec<String> {
     let fl = &r.flickr;
     let mut out = Vec::new();
     let min_pearson = match r.form {
         Form::Raw => 0.97,
-        Form::Ptb => 0.96,
+        Form::Ptb => 0.965,
     };
     if fl.pearson.is_nan() || fl.pearson < min_pearson {
         out.push(format!("Pearson {:.4} < {min_pearson}", fl.pearson));
@@ -937,9 +938,9 @@ pub fn missed_targets(r: &FormResult) -> Vec<String> {
             ));
         }
     }
-    if fl.share(fl.same_cand) < 0.76 {
+    if fl.share(fl.same_cand) < 0.765 {
         out.push(format!(
-            "items with the official candidate count {} < 76%",
+            "items with the official candidate count {} < 76.5%",
             pct(fl.share(fl.same_cand))
         ));
     }
@@ -1097,6 +1098,33 @@ fn write_oracle_input(fx: &Fixtures, form: Form, spice: &Spice, path: &str) {
     std::fs::write(format!("{path}.ours"), ours).unwrap_or_else(|e| panic!("{path}.ours: {e}"));
 }
 
+/// Writes one JSON line per Flickr8k-Expert item and form: the candidate's words, our
+/// candidate tuples, our and the official tp/fp/fn (for classifying the differences).
+fn write_dump(fx: &Fixtures, spice: &Spice, path: &str) {
+    let mut out = String::new();
+    for form in Form::BOTH {
+        let r = measure_flickr(fx, form, spice, spice);
+        let cands: Vec<&str> = fx.flickr.iter().map(|r| r.candidate.as_str()).collect();
+        let words = form.words(&cands);
+        let tuples = spice.tuples_of_texts(&words);
+        for (i, it) in r.items.iter().enumerate() {
+            let list: Vec<Vec<String>> = tuples[i].iter().map(|t| t.0.clone()).collect();
+            out += &json!({
+                "form": form.name(),
+                "i": i,
+                "words": words[i],
+                "tuples": list,
+                "graph": it.cand_graph,
+                "ours": [it.ours.0, it.ours.1, it.ours.2, it.ours.3],
+                "official": [it.official.0, it.official.1, it.official.2, it.official.3],
+            })
+            .to_string();
+            out.push('\n');
+        }
+    }
+    std::fs::write(path, out).unwrap_or_else(|e| panic!("{path}: {e}"));
+}
+
 fn debug_text(spice: &Spice, lemmas: &Lemmatizer, text: &str) {
     for form in Form::BOTH {
         let words = form.words(&[text]).remove(0);
@@ -1157,6 +1185,7 @@ fn main() {
     let (mut debug, mut check) = (None::<String>, None::<String>);
     let mut report_only = false;
     let mut oracle = None::<String>;
+    let mut dump = None::<String>;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut val = || {
@@ -1176,11 +1205,12 @@ fn main() {
             "--lemma-check" => check = Some(val()),
             "--report" => report_only = true,
             "--oracle-input" => oracle = Some(val()),
+            "--dump" => dump = Some(val()),
             _ => {
                 eprintln!(
                     "usage: spice_agreement [--fixtures DIR] [--parses-dir DIR] [--show-vg N] \
                      [--show-items N] [--show-cands N] [--debug TEXT] [--lemma-check TSV] \\
-                     [--report] [--oracle-input FILE]"
+                     [--report] [--oracle-input FILE] [--dump FILE]"
                 );
                 std::process::exit(2);
             }
@@ -1206,6 +1236,10 @@ fn main() {
         return;
     }
     let fx = load_fixtures(&fixtures).unwrap_or_else(|e| panic!("fixtures: {e}"));
+    if let Some(path) = dump {
+        write_dump(&fx, &spice, &path);
+        return;
+    }
     if let Some(path) = oracle {
         write_oracle_input(&fx, Form::Raw, &spice, &path);
         return;

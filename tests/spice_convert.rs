@@ -383,6 +383,76 @@ fn participles_modifying_a_root_noun_keep_their_relation_without_final_punctuati
 }
 
 #[test]
+fn a_root_ing_noun_after_its_compound_modifier_is_a_participle() {
+    // A rottweiler running . / A blonde baby playing in the sand . (spaCy: `running/NN` the
+    // root with `rottweiler` its compound modifier; the official counts have no such object)
+    let spec = "A/DT/det/3 rottweiler/NN/compound/3 running/NN/ROOT/3 ././punct/3";
+    let s = sentences(spec);
+    has_edges(
+        &s[0],
+        &[
+            "det(rottweiler-2, A-1)",
+            "acl(rottweiler-2, running-3)",
+            "root(rottweiler-2)",
+        ],
+    );
+    assert_eq!(s[0].tokens[2].tag, "VBG");
+    assert_eq!(tuples(spec), set(&["rottweiler"]));
+    let spec = "A/DT/det/4 blonde/JJ/amod/4 baby/NN/compound/4 playing/NN/ROOT/4 in/IN/prep/4 \
+                the/DT/det/7 sand/NN/pobj/5 ././punct/4";
+    assert_eq!(
+        tuples(spec),
+        set(&["baby", "baby, blonde", "sand", "baby, sand, play in"])
+    );
+    // not a root, or no compound right before it: unchanged (a swimming pool; the building)
+    let s = sentences("a/DT/det/3 swimming/NN/compound/3 pool/NN/ROOT/3");
+    has_edges(&s[0], &["compound(pool-3, swimming-2)", "root(pool-3)"]);
+    let s = sentences("the/DT/det/2 building/NN/ROOT/2");
+    assert_eq!(s[0].tokens[1].tag, "NN");
+}
+
+#[test]
+fn while_and_a_participle_with_an_object_is_a_prepositional_phrase() {
+    // A woman sings into a microphone while playing guitar .
+    let spec = "A/DT/det/2 woman/NN/nsubj/3 sings/VBZ/ROOT/3 into/IN/prep/3 a/DT/det/6 \
+                microphone/NN/pobj/4 while/IN/mark/8 playing/VBG/advcl/3 guitar/NN/dobj/8 \
+                ././punct/3";
+    let s = sentences(spec);
+    has_edges(
+        &s[0],
+        &[
+            "nmod:while(sings-3, guitar-9)",
+            "case(guitar-9, while-7)",
+            "amod(guitar-9, playing-8)",
+        ],
+    );
+    assert!(tuples(spec).contains("woman, guitar, sing while"));
+    assert!(tuples(spec).contains("guitar, play"));
+    // a participle with more than its object (a PP) stays a clause: while sitting on a patio
+    let s = sentences(
+        "boys/NNS/nsubj/2 eat/VBP/ROOT/2 while/IN/mark/4 sitting/VBG/advcl/2 on/IN/prep/4 \
+         a/DT/det/7 patio/NN/pobj/5",
+    );
+    has_edges(
+        &s[0],
+        &["advcl(eat-2, sitting-4)", "mark(sitting-4, while-3)"],
+    );
+}
+
+#[test]
+fn a_root_plural_noun_after_a_singular_compound_with_a_is_a_verb() {
+    // A person skis downhill . (spaCy: `skis/NNS` the root, `person` its compound modifier)
+    let spec = "A/DT/det/2 person/NN/compound/3 skis/NNS/ROOT/3 downhill/RB/advmod/3 ././punct/3";
+    let s = sentences(spec);
+    assert_eq!(s[0].tokens[2].tag, "VBZ");
+    has_edges(&s[0], &["nsubj(skis-3, person-2)"]);
+    assert_eq!(tuples(spec), set(&["person", "person, ski"]));
+    // a plural compound head without `a` stays a noun: the tennis shoes
+    let s = sentences("the/DT/det/3 tennis/NN/compound/3 shoes/NNS/ROOT/3");
+    assert_eq!(s[0].tokens[2].tag, "NNS");
+}
+
+#[test]
 fn tagger_repairs() {
     // A dog rolls on the ground: spaCy tags "rolls" NNS with "dog" as its subject
     let spec = "A/DT/det/2 dog/NN/nsubj/3 rolls/NNS/ROOT/3 on/IN/prep/3 the/DT/det/6 \
