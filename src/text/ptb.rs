@@ -2210,13 +2210,7 @@ impl Lexer<'_> {
                 let mut part;
                 loop {
                     part = k;
-                    let mut pairs = 0;
-                    while k + 2 * pairs + 1 < end
-                        && b[k + 2 * pairs].is_ascii_alphabetic()
-                        && b[k + 2 * pairs + 1] == '.'
-                    {
-                        pairs += 1;
-                    }
+                    let pairs = acronym_pairs(b, k, end);
                     if pairs >= 2 {
                         k += 2 * pairs;
                     } else {
@@ -3232,6 +3226,19 @@ fn quote_map(c: char) -> Option<&'static str> {
     })
 }
 
+/// Number of (ASCII letter, `.`) pairs from `b[k]` on, within `end`: an acronym such as
+/// `u.s.` has two.
+fn acronym_pairs(b: &[char], k: usize, end: usize) -> usize {
+    let mut pairs = 0;
+    while k + 2 * pairs + 1 < end
+        && b[k + 2 * pairs].is_ascii_alphabetic()
+        && b[k + 2 * pairs + 1] == '.'
+    {
+        pairs += 1;
+    }
+    pairs
+}
+
 /// Observed: ASCII letters, digits and hyphens, a hyphen, then two or more single ASCII
 /// letters each with its period are one token (`x-C.d.` → `x-c.d.`, `a-b.c.d` → `a-b.c. d`;
 /// `a-b.c` and `a-b.cd.` are not).
@@ -3265,13 +3272,7 @@ fn hyphen_acronym_end(b: &[char], i: usize, end: usize) -> Option<usize> {
     // (`N-U.S.-u.s.`).
     while k + 1 < end && b[k] == '-' && b[k + 1].is_ascii_alphanumeric() {
         k += 1;
-        let mut pairs = 0;
-        while k + 2 * pairs + 1 < end
-            && b[k + 2 * pairs].is_ascii_alphabetic()
-            && b[k + 2 * pairs + 1] == '.'
-        {
-            pairs += 1;
-        }
+        let pairs = acronym_pairs(b, k, end);
         if pairs >= 2 {
             k += 2 * pairs;
             continue;

@@ -128,6 +128,6 @@ pub fn run_score(refs: &Path, cands: &Path, args: &[&str]) -> (bool, Vec<u8>, St
         "--cands".as_ref(),
         cands.as_os_str(),
     ];
-    all.extend(args.iter().map(|a| std::ffi::OsStr::new(a)));
+    all.extend(args.iter().map(std::ffi::OsStr::new));
     run_capscore(&all)
 }
