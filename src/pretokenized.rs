@@ -754,7 +754,7 @@ pub fn cider_d(caps: &Captions<'_>) -> Option<(f64, Vec<f64>)> {
         .map(|a| (a, (a + CIDER_CHUNK).min(n)))
         .collect();
     // 1. Words, chunk-local ids.
-    let mut chunks = maybe_par(bounds, parallel, || (), |_, b| chunk_words(caps, b));
+    let chunks = maybe_par(bounds, parallel, || (), |_, b| chunk_words(caps, b));
     if !chunks.iter().any(|c| c.ref_words) {
         return None;
     }
@@ -788,22 +788,23 @@ pub fn cider_d(caps: &Captions<'_>) -> Option<(f64, Vec<f64>)> {
         *o = words as u32;
         words += len;
     }
-    let remap = |(c, ch): (usize, &mut ChunkWords<'_>)| {
-        let mut map = vec![0u32; ch.vocab.words().len()];
-        for (p, locals) in ch.parts.iter().enumerate() {
-            for (&l, &id) in locals.iter().zip(&parts[p].0[c]) {
-                map[l as usize] = offsets[p] + id;
+    let chunks = maybe_par(
+        chunks.into_iter().enumerate().collect(),
+        parallel,
+        || (),
+        |_, (c, mut ch)| {
+            let mut map = vec![0u32; ch.vocab.words().len()];
+            for (p, locals) in ch.parts.iter().enumerate() {
+                for (&l, &id) in locals.iter().zip(&parts[p].0[c]) {
+                    map[l as usize] = offsets[p] + id;
+                }
             }
-        }
-        for w in &mut ch.words {
-            *w = map[*w as usize];
-        }
-    };
-    if parallel {
-        chunks.par_iter_mut().enumerate().for_each(remap);
-    } else {
-        chunks.iter_mut().enumerate().for_each(remap);
-    }
+            for w in &mut ch.words {
+                *w = map[*w as usize];
+            }
+            ch
+        },
+    );
     let scores = if u64::fits(words) {
         cider_d_grams::<u64>(caps, chunks, parallel)
     } else {
@@ -889,7 +890,6 @@ fn cider_d_grams<K: GramKey>(
 }
 
 /// Pass 3 of [`cider_d`]: the n-grams of a chunk's images.
-#[inline(never)]
 fn chunk_grams<K: GramKey>(
     caps: &Captions<'_>,
     s: &mut ImageGrams<K>,
@@ -1002,7 +1002,6 @@ fn chunk_grams<K: GramKey>(
 
 /// Pass 4 of [`cider_d`]: the document frequencies of one partition's entries, written over
 /// them.
-#[inline(never)]
 fn count_part<K: GramKey>(
     table: &mut KeyTable<K>,
     used: &mut Vec<u32>,
@@ -1040,7 +1039,6 @@ fn count_part<K: GramKey>(
 
 /// Pass 5 of [`cider_d`]: the scores of a chunk's images, with the weights `idf_by_df` by
 /// document frequency.
-#[inline(never)]
 fn score_chunk<K: GramKey>(s: &mut ScoreScratch, g: ChunkGrams<K>, idf_by_df: &[f64]) -> Vec<f64> {
     let (mut cap, mut at) = (0usize, 0usize);
     (0..g.refs.len())
@@ -1074,6 +1072,8 @@ struct ScoreScratch {
     idf: Vec<f64>,
     /// The weights of the image's captions' columns.
     idfs: Vec<f64>,
+    /// Where each caption's columns start; one more entry at the end.
+    starts: Vec<usize>,
     vecs: Vec<SentenceVec>,
     /// Per image-local id, its position in the candidate's columns (`u32::MAX`: absent).
     cand_pos: Vec<u32>,
@@ -1095,25 +1095,31 @@ impl ScoreScratch {
         self.idfs.clear();
         self.idfs.extend(ids.iter().map(|&g| idf[g as usize]));
         let idfs = &self.idfs[..];
-        let mut at = 0usize;
-        let views: Vec<Grams<'_>> = lens
-            .iter()
-            .zip(ends)
-            .map(|(&words, &e)| {
-                let b = at;
-                at += e[MAX_ORDER - 1] as usize;
-                Grams::from_parts(&ids[b..at], &counts[b..at], &idfs[b..at], e, words)
-            })
-            .collect();
-        self.vecs.resize_with(lens.len(), SentenceVec::default);
-        for (v, view) in self.vecs.iter_mut().zip(&views) {
-            v.fill(view);
+        // Caption k's columns: `starts[k]..starts[k + 1]`.
+        self.starts.clear();
+        self.starts.push(0);
+        for e in ends {
+            self.starts
+                .push(self.starts[self.starts.len() - 1] + e[MAX_ORDER - 1] as usize);
         }
-        let (cand, refs) = views.split_first().expect("a candidate");
+        let starts = &self.starts;
+        let span = |k: usize| starts[k]..starts[k + 1];
+        self.vecs.resize_with(lens.len(), SentenceVec::default);
+        for (k, v) in self.vecs.iter_mut().enumerate() {
+            let r = span(k);
+            let grams = Grams::from_parts(
+                &ids[r.clone()],
+                &counts[r.clone()],
+                &idfs[r],
+                ends[k],
+                lens[k],
+            );
+            v.fill(&grams);
+        }
         // Image-local ids are dense: the candidate's position of each, by id.
         self.cand_pos.clear();
         self.cand_pos.resize(idf.len(), u32::MAX);
-        for (i, &g) in cand.all().ids.iter().enumerate() {
+        for (i, &g) in ids[span(0)].iter().enumerate() {
             self.cand_pos[g as usize] = i as u32;
         }
         let cand_pos = &self.cand_pos;
@@ -1122,7 +1128,7 @@ impl ScoreScratch {
                 u32::MAX => None,
                 i => Some(i as usize),
             },
-            refs.iter().map(|r| r.all().ids),
+            (1..lens.len()).map(|k| &ids[span(k)]),
         );
         let (c, r) = self.vecs[..lens.len()].split_first().expect("a candidate");
         cider::image_score_matched(Variant::CiderD, c, r, &self.matches, &mut self.wr)

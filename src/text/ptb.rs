@@ -1193,12 +1193,7 @@ impl Lexer<'_> {
             return n;
         }
         // Observed: `&lt;` opens an e-mail address like `<` does (`&lt;S@e` → `&lt;s@e`).
-        if i + 4 < self.end
-            && self.buf[i..i + 4]
-                .iter()
-                .map(|c| c.to_ascii_lowercase())
-                .eq("&lt;".chars())
-            && self.buf[i + 4] != '<'
+        if lower_eq_at(self.buf, i, self.end, "&lt;") && i + 4 < self.end && self.buf[i + 4] != '<'
         {
             if let Some(n) = self.email(i + 4) {
                 let t = self.buf[i..i + 4 + n].to_vec();
@@ -1344,11 +1339,7 @@ impl Lexer<'_> {
 
     /// `&apos;` in any case at `p`.
     fn entity_apos_at(&self, p: usize) -> bool {
-        p + 6 <= self.end
-            && self.buf[p..p + 6]
-                .iter()
-                .map(|c| c.to_ascii_lowercase())
-                .eq("&apos;".chars())
+        lower_eq_at(self.buf, p, self.end, "&apos;")
     }
 
     /// `&apos;` (lower case) acts as an apostrophe before a clitic, any case, whatever follows
@@ -1357,24 +1348,13 @@ impl Lexer<'_> {
     fn apos_entity_word(&mut self, i: usize) -> Option<usize> {
         const E: &str = "&apos;";
         let b = self.buf;
-        if i + 6 > self.end
-            || !b[i..i + 6]
-                .iter()
-                .map(|c| c.to_ascii_lowercase())
-                .eq(E.chars())
-        {
+        if !lower_eq_at(b, i, self.end, E) {
             return None;
         }
         // Observed: in another case the entity stays glued to the clitic too (`&APOS;s`).
         let lower = b[i..i + 6].iter().copied().eq(E.chars());
         let k = i + 6;
-        let has = |w: &str| {
-            k + w.len() <= self.end
-                && b[k..k + w.len()]
-                    .iter()
-                    .map(|c| c.to_ascii_lowercase())
-                    .eq(w.chars())
-        };
+        let has = |w: &str| lower_eq_at(b, k, self.end, w);
         for cl in ["ll", "re", "ve", "s", "m", "d"] {
             if has(cl) {
                 if lower {
@@ -1597,11 +1577,7 @@ impl Lexer<'_> {
             let clitic_then = |letter: bool| {
                 ["s", "m", "d", "re", "ve", "ll"].iter().any(|t| {
                     let n = t.len();
-                    i + 2 + n <= end
-                        && b[i + 2..i + 2 + n]
-                            .iter()
-                            .map(|c| c.to_ascii_lowercase())
-                            .eq(t.chars())
+                    lower_eq_at(b, i + 2, end, t)
                         && letter == (i + 2 + n < end && b[i + 2 + n].is_ascii_alphabetic())
                 })
             };
@@ -1724,11 +1700,8 @@ impl Lexer<'_> {
             // `t&t&o`).
             if c == '&'
                 && amp_mode
+                && lower_eq_at(b, j, end, "&amp;")
                 && j + 5 < end
-                && b[j..j + 5]
-                    .iter()
-                    .map(|c| c.to_ascii_lowercase())
-                    .eq("&amp;".chars())
                 && b[j + 5].is_ascii_uppercase()
             {
                 j += 5;
@@ -1754,11 +1727,8 @@ impl Lexer<'_> {
                 // `AT&amp;T`: the entity joins upper-case letters like `&` does.
                 if all_upper
                     && j > i
+                    && lower_eq_at(b, j, end, "&amp;")
                     && j + 5 < end
-                    && b[j..j + 5]
-                        .iter()
-                        .map(|c| c.to_ascii_lowercase())
-                        .eq("&amp;".chars())
                     && b[j + 5].is_ascii_uppercase()
                 {
                     amp_mode = true;
@@ -2119,13 +2089,7 @@ impl Lexer<'_> {
             let lw: String = core.iter().collect::<String>().to_lowercase();
             // Observed: kept unless a clitic (or the `t` of `n't`) follows (`dunkin'o`,
             // `dunkin'em` keep it; `dunkin's`, `dunkin'rea`, `dunkin'ta` do not).
-            let after = |w: &str| {
-                j + 1 + w.len() <= end
-                    && b[j + 1..j + 1 + w.len()]
-                        .iter()
-                        .map(|c| c.to_ascii_lowercase())
-                        .eq(w.chars())
-            };
+            let after = |w: &str| lower_eq_at(b, j + 1, end, w);
             let free = !["s", "m", "d", "t", "ll", "re", "ve"]
                 .iter()
                 .any(|w| after(w));
@@ -2307,12 +2271,7 @@ impl Lexer<'_> {
         }
         // Observed: `d`, `l`, `j`, `ol`, `dunkin`, `somethin` take a following `&apos;`
         // (any case): `L&apos;x` → `l&apos; x`.
-        if j + 6 <= end
-            && b[j..j + 6]
-                .iter()
-                .map(|c| c.to_ascii_lowercase())
-                .eq("&apos;".chars())
-        {
+        if lower_eq_at(b, j, end, "&apos;") {
             let lw: String = core.iter().map(|c| c.to_ascii_lowercase()).collect();
             // (not before a clitic: `L&apos;Ve` → `l` `'ve`, observed)
             if matches!(lw.as_str(), "d" | "l" | "j" | "ol" | "dunkin" | "somethin")
@@ -2583,12 +2542,7 @@ impl Lexer<'_> {
     /// left to the word rule, which is then the longer match (`www.a.coé`).
     fn www_url(&self, i: usize) -> Option<usize> {
         let b = self.buf;
-        if !(i + 4 <= self.end
-            && b[i..i + 4]
-                .iter()
-                .map(|c| c.to_ascii_lowercase())
-                .eq("www.".chars()))
-        {
+        if !(lower_eq_at(b, i, self.end, "www.")) {
             return None;
         }
         // Observed: these characters (and whitespace) end the host part.
@@ -2779,12 +2733,7 @@ impl Lexer<'_> {
         let pre: &[&str] = &["http://", "https://"];
         for p in pre {
             let n = p.len();
-            if i + n <= self.end
-                && b[i..i + n]
-                    .iter()
-                    .map(|c| c.to_ascii_lowercase())
-                    .eq(p.chars())
-            {
+            if lower_eq_at(b, i, self.end, p) {
                 let mut j = i + n;
                 // Observed: `|`, `{` and `}` end it too (not in the other URL forms).
                 while j < self.end
@@ -3137,11 +3086,7 @@ impl Lexer<'_> {
                 "till", "til", "cause", "ll", "re", "ve", "em", "s", "m", "d", "n",
             ] {
                 let n = t.len();
-                if i + 1 + n <= self.end
-                    && b[i + 1..i + 1 + n]
-                        .iter()
-                        .map(|c| c.to_ascii_lowercase())
-                        .eq(t.chars())
+                if lower_eq_at(b, i + 1, self.end, t)
                     // (U+0092 as U+2019: `1\u{92}NL` → `1` `\u{92}n` `l`, observed)
                     && (matches!(b[i], '\u{2019}' | '\u{92}')
                         || matches!(t, "ll" | "re" | "ve" | "s" | "m" | "d")
@@ -3224,6 +3169,15 @@ fn quote_map(c: char) -> Option<&'static str> {
         '\u{201F}' => "\u{201F}",
         _ => return None,
     })
+}
+
+/// True when `b[k..]` starts with `w` (ASCII, lower case) in any case, within `end`.
+fn lower_eq_at(b: &[char], k: usize, end: usize, w: &str) -> bool {
+    k + w.len() <= end
+        && b[k..k + w.len()]
+            .iter()
+            .map(|c| c.to_ascii_lowercase())
+            .eq(w.chars())
 }
 
 /// Number of (ASCII letter, `.`) pairs from `b[k]` on, within `end`: an acronym such as
@@ -3315,12 +3269,7 @@ fn abbr_letter_goes_on(b: &[char], p: usize, end: usize) -> bool {
     }
     if c == '&' {
         return letter_entity_len(b, p, end) > 0
-            || (p + 6 <= end
-                && b[p..p + 6]
-                    .iter()
-                    .map(|c| c.to_ascii_lowercase())
-                    .eq("&apos;".chars())
-                && entity_clitic_at(b, p + 6, end));
+            || (lower_eq_at(b, p, end, "&apos;") && entity_clitic_at(b, p + 6, end));
     }
     // (an apostrophe, not an opening quote: `ETC.X‛s` → `etc.` `x` `‛` `s`, observed)
     if matches!(c, '\'' | '\u{2019}' | '\u{92}') {
@@ -3616,11 +3565,7 @@ fn plain_alnum(c: char) -> bool {
 fn clitic_at(b: &[char], p: usize, end: usize) -> bool {
     ["s", "m", "d", "re", "ve", "ll"].iter().any(|t| {
         let n = t.len();
-        p + n <= end
-            && b[p..p + n]
-                .iter()
-                .map(|c| c.to_ascii_lowercase())
-                .eq(t.chars())
+        lower_eq_at(b, p, end, t)
             // (a soft hyphen does not go on: `d're\u{AD}` → `d` `'re`, observed)
             && !(p + n < end && plain_alnum(b[p + n]))
     })
@@ -3739,12 +3684,7 @@ fn letter_entity_len(b: &[char], i: usize, end: usize) -> usize {
     }
     for name in ["acute;", "grave;", "uml;"] {
         let n = name.len();
-        if i + 2 + n <= end
-            && b[i + 2..i + 2 + n]
-                .iter()
-                .map(|c| c.to_ascii_lowercase())
-                .eq(name.chars())
-        {
+        if lower_eq_at(b, i + 2, end, name) {
             return 2 + n;
         }
     }
