@@ -9,10 +9,15 @@ FROM rust:1-bookworm AS build
 WORKDIR /src
 # Dependencies first, so source edits do not rebuild them.
 COPY Cargo.toml Cargo.lock ./
-RUN mkdir src && echo 'fn main() {}' > src/main.rs && touch src/lib.rs \
-    && cargo build --release --locked || true
+COPY crates/capscore-core/Cargo.toml crates/capscore-core/Cargo.toml
+COPY python/Cargo.toml python/Cargo.toml
+RUN mkdir -p src crates/capscore-core/src python/src && echo 'fn main() {}' > src/main.rs \
+    && touch src/lib.rs crates/capscore-core/src/lib.rs python/src/lib.rs \
+    && cargo build --release --locked -p capscore || true
+COPY crates ./crates
 COPY src ./src
-RUN touch src/main.rs src/lib.rs && cargo build --release --locked \
+RUN touch src/main.rs src/lib.rs crates/capscore-core/src/lib.rs \
+    && cargo build --release --locked -p capscore \
     && install -m 0755 target/release/capscore /usr/local/bin/capscore
 # Metric resources (METEOR's data files), fetched with pip and sha256-verified at build time by
 # `capscore fetch`. Nothing is downloaded at run time (CAPSCORE_OFFLINE below).

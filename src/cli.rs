@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::engine::bootstrap::BootstrapSpec;
 use crate::engine::{self, DfChoice, Metric, Options, OwnedReferences, ReferenceSource};
 use crate::input::{self, ErrorCode, InputError};
+use crate::flags::ResourceFlags;
 use crate::resources::{self, ResourceArgs, ResourceError};
 use crate::text::ptb;
 
@@ -71,7 +72,7 @@ pub struct CompareArgs {
     pub output: OutputArgs,
     /// Resource location and download policy.
     #[command(flatten)]
-    pub resources: ResourceArgs,
+    pub resources: ResourceFlags,
 }
 
 /// `capscore fetch`.
@@ -162,7 +163,7 @@ pub struct ScoreArgs {
     pub select_by: Option<String>,
     /// Resource location and download policy.
     #[command(flatten)]
-    pub resources: ResourceArgs,
+    pub resources: ResourceFlags,
 }
 
 /// `--select`.
@@ -230,7 +231,7 @@ pub struct ParseArgs {
     pub threads: Option<usize>,
     /// Resource location and download policy.
     #[command(flatten)]
-    pub resources: ResourceArgs,
+    pub resources: ResourceFlags,
 }
 
 /// `capscore tokenize`.
@@ -381,7 +382,7 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         (Err(e), _) | (_, Err(e)) => return Err(with_swap_hint(&a, e).into()),
     };
     drop(parse_span);
-    let mut loaded = load_for(metrics, explicit_meteor, &a.resources)?;
+    let mut loaded = load_for(metrics, explicit_meteor, &a.resources.get())?;
     let skipped = std::mem::take(&mut loaded.skipped);
     let bootstrap = match a.bootstrap {
         Some(samples) => {
@@ -510,7 +511,7 @@ fn compare(a: CompareArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         input::parse_candidates_text(&text, "--cands").map_err(labelled("--cands"))
     };
     let (ca, cb) = (read_cands(cands_a)?, read_cands(cands_b)?);
-    let mut loaded = load_for(metrics, explicit_meteor, &a.resources)?;
+    let mut loaded = load_for(metrics, explicit_meteor, &a.resources.get())?;
     let skipped = std::mem::take(&mut loaded.skipped);
     let spec = engine::compare::CompareSpec {
         samples: a.samples,
@@ -767,8 +768,8 @@ fn fetched_line(name: &str, r: &resources::fetch::FetchReport) -> String {
 fn parse(a: ParseArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let text = read_lines_input(a.input.as_deref())?;
     let lines = split_lines(&text);
-    let nlp = a.resources.load_nlp()?;
-    let lemmas = a.resources.load_lemmatizer()?;
+    let nlp = a.resources.get().load_nlp()?;
+    let lemmas = a.resources.get().load_lemmatizer()?;
     let tokenized: Vec<String> = match a.split {
         ParseSplit::Words => Vec::new(),
         ParseSplit::Ptb => ptb::tokenize_stream(&lines),

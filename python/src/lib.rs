@@ -1,6 +1,6 @@
 //! `capscore._capscore`: the native half of the Python package. Thin: it converts Python
-//! values, releases the GIL and calls the capscore library ([`capscore::engine::score`], the
-//! tokenizer, [`capscore::reward`], the resource cache). The Python modules in `capscore/`
+//! values, releases the GIL and calls the capscore library ([`capscore_core::engine::score`], the
+//! tokenizer, [`capscore_core::reward`], the resource cache). The Python modules in `capscore/`
 //! give it pycocoevalcap's shape.
 //!
 //! Must not: compute anything the library does not (no second implementation of a metric).
@@ -21,19 +21,19 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 
-use capscore::dataset::Dataset;
-use capscore::engine::bootstrap::BootstrapSpec;
-use capscore::engine::{
+use capscore_core::dataset::Dataset;
+use capscore_core::engine::bootstrap::BootstrapSpec;
+use capscore_core::engine::{
     self, tokenize_references, BleuTotals, DfChoice, DfTableRef, Metric, Options, PrepareRequest,
     PreparedRefs, ReferenceSource, Report, Tokenizer,
 };
-use capscore::input::{self, Batch, Candidate, ErrorCode, ImageId, InputError, Item};
-use capscore::metrics::meteor::Meteor;
-use capscore::metrics::spice::Spice;
-use capscore::metrics::{bleu, numpy_mean};
-use capscore::pretokenized;
-use capscore::resources::{ResourceArgs, ResourceError};
-use capscore::reward::{DfCounts, Reward, RewardError, RewardScorer};
+use capscore_core::input::{self, Batch, Candidate, ErrorCode, ImageId, InputError, Item};
+use capscore_core::metrics::meteor::Meteor;
+use capscore_core::metrics::spice::Spice;
+use capscore_core::metrics::{bleu, numpy_mean};
+use capscore_core::pretokenized;
+use capscore_core::resources::{ResourceArgs, ResourceError};
+use capscore_core::reward::{DfCounts, Reward, RewardError, RewardScorer};
 
 /// The Python exception for a coded error: `capscore.CapscoreError(message, code)` (defined
 /// in Python, so that Python code can raise it too).
@@ -640,7 +640,7 @@ fn cider_dicts<'py>(
 /// (punctuation filter included); one output per input, same order.
 #[pyfunction]
 fn tokenize(py: Python<'_>, captions: Vec<String>) -> Vec<String> {
-    py.allow_threads(|| capscore::text::ptb::tokenize_stream(&captions))
+    py.allow_threads(|| capscore_core::text::ptb::tokenize_stream(&captions))
 }
 
 /// Fetches (downloads, verifies, converts) METEOR's and SPICE's data into the cache; returns
@@ -651,8 +651,8 @@ fn fetch(py: Python<'_>, cache_dir: Option<String>) -> PyResult<String> {
     let args = resource_args(cache_dir, false);
     py.allow_threads(|| {
         let dir = args.dir();
-        capscore::resources::fetch::meteor(&dir).map_err(resource_err)?;
-        capscore::resources::fetch::nlp(&dir).map_err(resource_err)?;
+        capscore_core::resources::fetch::meteor(&dir).map_err(resource_err)?;
+        capscore_core::resources::fetch::nlp(&dir).map_err(resource_err)?;
         Ok(dir.display().to_string())
     })
 }
@@ -678,7 +678,7 @@ fn rewards_out<'py>(py: Python<'py>, r: Vec<Reward>, bleu4: bool) -> PyResult<Re
 
 fn maybe_tokenize(tokenize: bool, texts: Vec<String>) -> Vec<String> {
     if tokenize {
-        capscore::text::ptb::tokenize_stream(&texts)
+        capscore_core::text::ptb::tokenize_stream(&texts)
     } else {
         texts
     }

@@ -7,7 +7,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use capscore::pretokenized::Captions;
+use capscore_core::pretokenized::Captions;
 
 // Part of the stable ABI since CPython 3.10 (pyo3 declares it only when building for 3.10+;
 // the wheel is abi3 for 3.9+, so it is declared here and only called on 3.10+).

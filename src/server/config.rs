@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory, FromArgMatches};
 
 use super::auth;
-use crate::resources::ResourceArgs;
+use crate::flags::ResourceFlags;
 
 /// Request limits.
 #[derive(Debug, Clone)]
@@ -128,7 +128,7 @@ pub struct ServeArgs {
     pub log_json: bool,
     /// Where METEOR's and SPICE's data live, and whether they may be fetched at start-up.
     #[command(flatten)]
-    pub resources: ResourceArgs,
+    pub resources: ResourceFlags,
 }
 
 impl ServeArgs {

@@ -288,8 +288,9 @@ pub fn run(cfg: ServeArgs) -> Result<(), ServerError> {
         }
         tracing::warn!(addr = %cfg.addr, "no API keys configured: the server is OPEN to anyone who can reach it");
     }
+    let res = cfg.resources.get();
     // METEOR's data: fetched on first use unless --offline; without it METEOR answers 503.
-    let meteor = match cfg.resources.load_meteor() {
+    let meteor = match res.load_meteor() {
         Ok(m) => m.map(Arc::new),
         Err(e) => {
             tracing::error!(error = %e, "METEOR unavailable");
@@ -297,16 +298,16 @@ pub fn run(cfg: ServeArgs) -> Result<(), ServerError> {
         }
     };
     if meteor.is_none() {
-        tracing::warn!(cache = %cfg.resources.dir().display(), "METEOR's data is not loaded: METEOR requests get 503");
+        tracing::warn!(cache = %res.dir().display(), "METEOR's data is not loaded: METEOR requests get 503");
     }
     // SPICE (parser model, lemma exceptions, METEOR's synonyms, shared when METEOR is
     // loaded): fetched on first use unless --offline; without it SPICE answers 503.
-    let dir = cfg.resources.dir();
+    let dir = res.dir();
     let mut resources = state::Resources::with_meteor(meteor.clone());
-    if cfg.resources.offline && !cfg.resources.spice_ready() {
+    if res.offline && !res.spice_ready() {
         tracing::warn!(cache = %dir.display(), "SPICE's data is not loaded (offline): SPICE requests get 503");
     } else {
-        match cfg.resources.load_spice(meteor) {
+        match res.load_spice(meteor) {
             Ok(sp) => {
                 tracing::info!(cache = %dir.display(), "SPICE loaded");
                 resources = resources.with_spice(Some(Arc::new(sp)));

@@ -12,14 +12,14 @@
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use super::report::Scores;
 use crate::metrics::bleu::BleuStats;
 use crate::metrics::meteor::{self, SegmentStats};
 
 /// What to resample.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BootstrapSpec {
     /// Number of resamples (1 to 10,000).
@@ -69,7 +69,8 @@ impl BootstrapSpec {
 }
 
 /// Percentile intervals of every aggregate.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BootstrapReport {
     /// Number of resamples.
     pub samples: u32,

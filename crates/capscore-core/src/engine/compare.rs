@@ -21,7 +21,6 @@
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use super::bootstrap::{drawn, multiplicities, pooled, quantile, SplitMix};
 use super::report::{Scores, Warning};
@@ -29,7 +28,8 @@ use super::{score, Options, ReferenceSource};
 use crate::input::{Candidate, ErrorCode, ImageId, ImageKey, InputError};
 
 /// What to compute.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CompareSpec {
     /// Paired bootstrap resamples (1 to 10,000; default 1,000).
@@ -87,7 +87,8 @@ impl CompareSpec {
 }
 
 /// The comparison of B against A.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CompareReport {
     /// Images compared.
     pub images: usize,
@@ -108,7 +109,8 @@ pub struct CompareReport {
 }
 
 /// Paired bootstrap results.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PairedBootstrap {
     /// Resamples.
     pub samples: u32,
@@ -125,7 +127,8 @@ pub struct PairedBootstrap {
 }
 
 /// Approximate-randomization results.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Randomization {
     /// Trials.
     pub trials: u32,

@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use utoipa::ToSchema;
 
 use super::bootstrap::BootstrapReport;
 use super::report::{BleuTotals, Report, Scores, Warning, WarningCode};
@@ -24,7 +23,8 @@ use crate::input::{Candidate, ErrorCode, ImageKey, InputError};
 pub const ENTIRE: &str = "entire";
 
 /// One split's corpus scores.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SplitScores {
     /// Images scored in the split.
     pub images: usize,
@@ -125,7 +125,8 @@ pub fn score_splits(
 
 /// EvalAI's result shape: `{"result": [{"<split>": {"<metric>": value, ...}}, ...,
 /// {"entire": {...}}]}`, splits by name, then the entire set.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EvalAi {
     /// One single-key object per split, by name, then `entire`.
     pub result: Vec<BTreeMap<String, Scores>>,

@@ -1,14 +1,12 @@
-//! [`ResourceArgs`]: where the resource cache is and whether it may be filled on first use, as
-//! `capscore score`/`parse`/`serve` take it (flags and environment), with the
-//! fetch-if-needed-then-load helpers both the CLI and the server call.
+//! [`ResourceArgs`]: where the resource cache is and whether it may be filled on first use
+//! (the CLI and the server read it from flags and environment), with the
+//! fetch-if-needed-then-load helpers every front end calls.
 //!
 //! Must not: import the CLI or the server (both import this), or map errors to exit codes or
 //! HTTP statuses (callers do).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-use clap::Args;
 
 use super::{fetch, load, ResourceError};
 use crate::metrics::meteor::Meteor;
@@ -17,13 +15,11 @@ use crate::nlp::lemma::Lemmatizer;
 use crate::nlp::Nlp;
 
 /// Where resources live and whether they may be downloaded.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default)]
 pub struct ResourceArgs {
     /// Cache folder for upstream data (default: the user's cache folder + capscore/).
-    #[arg(long, env = "CAPSCORE_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Never download: a metric whose resources are missing is reported, not fetched.
-    #[arg(long, env = "CAPSCORE_OFFLINE", value_parser = clap::builder::BoolishValueParser::new())]
     pub offline: bool,
 }
 

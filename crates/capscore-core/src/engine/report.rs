@@ -12,7 +12,6 @@
 use rayon::prelude::*;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
-use utoipa::ToSchema;
 
 use crate::metrics::bleu::BleuStats;
 use crate::metrics::spice::{Prf, ScoredTuple, SpiceImage};
@@ -27,8 +26,9 @@ fn finite<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
 
 /// An image id: an integer or a string (`1` and `1.0` are the same id; `"1"` is another). It
 /// is echoed exactly as given.
-#[derive(ToSchema)]
-#[allow(dead_code)] // a schema only: ids are carried as the JSON value the caller sent
+/// A schema only: ids are carried as the JSON value the caller sent.
+#[cfg(feature = "openapi")]
+#[derive(utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum ImageIdSchema {
     /// A number.
@@ -41,7 +41,8 @@ pub enum ImageIdSchema {
 macro_rules! score_keys {
     ($($f:ident => $k:tt, $doc:tt;)*) => {
         /// Scores by output key (pycocoevalcap's names), only the metrics computed.
-        #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, ToSchema)]
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         pub struct Scores {
             $(
                 #[doc = $doc]
@@ -104,10 +105,11 @@ impl Scores {
 }
 
 /// One image's scores: `image_id` as given, then the scores.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ImageScores {
     /// The image id, as given.
-    #[schema(value_type = ImageIdSchema)]
+    #[cfg_attr(feature = "openapi", schema(value_type = ImageIdSchema))]
     pub image_id: Value,
     /// The scores.
     #[serde(flatten)]
@@ -115,7 +117,8 @@ pub struct ImageScores {
 }
 
 /// BLEU's pooled statistics.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BleuTotals {
     /// Candidate words.
     pub testlen: u64,
@@ -145,9 +148,10 @@ impl From<&BleuStats> for BleuTotals {
 macro_rules! warning_codes {
     ($($(#[$doc:meta])* $v:ident => ($s:tt, $when:tt),)*) => {
         /// Every stable warning code (`warnings[].code`).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ToSchema)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         pub enum WarningCode {
-            $($(#[$doc])* #[schema(rename = $s)] $v,)*
+            $($(#[$doc])* #[cfg_attr(feature = "openapi", schema(rename = $s))] $v,)*
         }
 
         impl WarningCode {
@@ -190,14 +194,15 @@ impl Serialize for WarningCode {
 }
 
 /// A non-fatal observation about the input.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Warning {
     /// Stable code.
     pub code: WarningCode,
     /// Explanation.
     pub message: String,
     /// The images concerned, as given.
-    #[schema(value_type = Vec<ImageIdSchema>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<ImageIdSchema>))]
     pub image_ids: Vec<Value>,
 }
 
@@ -216,6 +221,7 @@ impl Warning {
 /// the API schema here because `metrics/` stays free of utoipa.
 pub type SpicePrf = Prf;
 
+#[cfg(feature = "openapi")]
 impl utoipa::PartialSchema for Prf {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, SchemaType, Type};
@@ -256,14 +262,16 @@ impl utoipa::PartialSchema for Prf {
     }
 }
 
-impl ToSchema for Prf {
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for Prf {
     fn name() -> std::borrow::Cow<'static, str> {
         "SpicePrf".into()
     }
 }
 
 /// A scene-graph tuple with its match flag (`explain`).
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SpiceTuple {
     /// Each concept's strings (synonyms merged), in (subject, relation, object) order for
     /// relations, (object, attribute) for attributes.
@@ -286,14 +294,16 @@ impl From<&ScoredTuple> for SpiceTuple {
 macro_rules! spice_categories {
     ($($f:ident => $k:tt, $doc:tt;)*) => {
         /// The seven categories of one image, under SPICE's names.
-        #[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+        #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         pub struct SpiceCategories {
             $(#[doc = $doc] #[serde(rename = $k)] pub $f: SpicePrf,)*
         }
 
         /// Mean F per category over the images where it is defined (null when defined for
         /// none).
-        #[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+        #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         pub struct SpiceMeans {
             $(#[doc = $doc] #[serde(rename = $k, serialize_with = "finite")] pub $f: Option<f64>,)*
         }
@@ -331,10 +341,11 @@ spice_categories! {
 }
 
 /// One image's SPICE details.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SpiceImageReport {
     /// The image id as given.
-    #[schema(value_type = ImageIdSchema)]
+    #[cfg_attr(feature = "openapi", schema(value_type = ImageIdSchema))]
     pub image_id: Value,
     /// Category -> counts and P/R/F.
     #[serde(flatten)]
@@ -349,7 +360,8 @@ pub struct SpiceImageReport {
 
 /// SPICE details: per image (output order) the seven categories of spec SPICE §10, and the
 /// mean F of each category over the images where it is defined.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SpiceReport {
     /// Mean F per category.
     pub aggregate: SpiceMeans,
@@ -358,10 +370,11 @@ pub struct SpiceReport {
 }
 
 /// One image's tokenized captions (`--tokenized`), evaluation order.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TokenizedItem {
     /// The image id as given.
-    #[schema(value_type = ImageIdSchema)]
+    #[cfg_attr(feature = "openapi", schema(value_type = ImageIdSchema))]
     pub image_id: Value,
     /// The tokenized candidate.
     pub candidate: String,
@@ -379,7 +392,8 @@ pub struct RunStats {
 }
 
 /// The result of scoring a batch: the same keys and numbers from the CLI, the API and Python.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Report {
     /// Corpus scores.
     pub aggregate: Scores,
@@ -412,11 +426,11 @@ pub struct Report {
     pub tokenized: Option<Vec<TokenizedItem>>,
     /// Per-image pooling statistics, evaluation order (with `keep_pool`; not serialized).
     #[serde(skip)]
-    #[schema(ignore)]
+    #[cfg_attr(feature = "openapi", schema(ignore))]
     pub pool: Option<super::bootstrap::PoolStats>,
     /// Telemetry facts (not serialized).
     #[serde(skip)]
-    #[schema(ignore)]
+    #[cfg_attr(feature = "openapi", schema(ignore))]
     pub stats: RunStats,
 }
 

@@ -21,14 +21,14 @@
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use utoipa::ToSchema;
 
 use super::report::{ImageIdSchema, ImageScores, Report, Scores, Warning};
 use super::{score, Options, ReferenceSource};
 use crate::input::{Candidate, ErrorCode, ImageId, ImageKey, InputError};
 
 /// How one value per image is chosen among its candidates.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Selection {
     /// The candidate with the highest value of the `by` metric (SPIDEr-max with `by` SPIDEr).
@@ -60,10 +60,11 @@ pub struct MultiSpec {
 }
 
 /// One image's candidates.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MultiImage {
     /// The image id, as given.
-    #[schema(value_type = ImageIdSchema)]
+    #[cfg_attr(feature = "openapi", schema(value_type = ImageIdSchema))]
     pub image_id: Value,
     /// With `max`: the index of the selected candidate (in the order given).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,7 +74,8 @@ pub struct MultiImage {
 }
 
 /// The multi-candidate section of a report.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MultiReport {
     /// Candidates per image.
     pub candidates: usize,

@@ -164,6 +164,7 @@ impl<'de> serde::Deserialize<'de> for Metric {
     }
 }
 
+#[cfg(feature = "openapi")]
 impl utoipa::PartialSchema for Metric {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         utoipa::openapi::ObjectBuilder::new()
@@ -174,4 +175,5 @@ impl utoipa::PartialSchema for Metric {
     }
 }
 
+#[cfg(feature = "openapi")]
 impl utoipa::ToSchema for Metric {}
