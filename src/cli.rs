@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 
 use crate::engine::bootstrap::BootstrapSpec;
-use crate::engine::{self, DfChoice, Metric, Options, OwnedReferences, ReferenceSource};
-use crate::input::{self, ErrorCode, InputError};
+use crate::engine::{self, DfChoice, Metric, Options, ReferenceSource};
 use crate::flags::ResourceFlags;
+use crate::input::{self, ErrorCode, InputError};
 use crate::resources::{self, ResourceArgs, ResourceError};
 use crate::text::ptb;
 
@@ -384,20 +384,12 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     drop(parse_span);
     let mut loaded = load_for(metrics, explicit_meteor, &a.resources.get())?;
     let skipped = std::mem::take(&mut loaded.skipped);
-    let bootstrap = match a.bootstrap {
-        Some(samples) => {
-            let spec = BootstrapSpec {
-                samples,
-                seed: a.bootstrap_seed,
-                level: a.bootstrap_level,
-            };
-            spec.check().map_err(|m| {
-                InputError::new(ErrorCode::InvalidFormat, format!("--bootstrap: {m}"))
-            })?;
-            Some(spec)
-        }
-        None => None,
-    };
+    // Checked with the rest of the job (engine::Job::check).
+    let bootstrap = a.bootstrap.map(|samples| BootstrapSpec {
+        samples,
+        seed: a.bootstrap_seed,
+        level: a.bootstrap_level,
+    });
     let df_source = match &a.df_from {
         Some(path) => {
             let text = read_input_file(path, "--df-from")?;
@@ -422,45 +414,29 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         },
         ..loaded.options()
     };
-    let (mut report, source) = match (&a.split_by, &fields) {
-        (Some(_), _) if a.multi_candidate => {
-            return Err(InputError::new(
-                ErrorCode::InvalidFormat,
-                "--split-by does not combine with --multi-candidate",
-            )
-            .into())
-        }
-        _ if a.multi_candidate => {
-            let spec = engine::multi::MultiSpec {
-                select: match a.select {
-                    SelectArg::Max => engine::multi::Selection::Max,
-                    SelectArg::Mean => engine::multi::Selection::Mean,
-                },
-                by: a.select_by.clone(),
-            };
-            // Every run assembles from the references: borrowed, not moved.
-            let r = pool.install(|| engine::multi::score_multi(cands, &refs, &opts, &spec))?;
-            (r, OwnedReferences::new(refs))
-        }
-        (Some(field), Some(fields)) => {
-            let by = engine::leaderboard::SplitBy {
-                field,
-                labels: fields.get(field).ok_or_else(|| {
-                    InputError::new(ErrorCode::InvalidFormat, format!("--split-by {field}"))
-                })?,
-            };
-            let r = pool.install(|| engine::leaderboard::score_splits(cands, &refs, &opts, &by))?;
-            (r, OwnedReferences::new(refs))
-        }
-        _ => {
-            // The references are handed over: their captions move into the batch (not copied).
-            let source = OwnedReferences::new(refs);
-            (
-                pool.install(|| engine::score(cands, &source, &opts))?,
-                source,
-            )
-        }
+    let splits = match (&a.split_by, &fields) {
+        (Some(field), Some(fields)) => Some(engine::leaderboard::SplitBy {
+            field,
+            labels: fields.get(field).ok_or_else(|| {
+                InputError::new(ErrorCode::InvalidFormat, format!("--split-by {field}"))
+            })?,
+        }),
+        _ => None,
     };
+    let multi = a.multi_candidate.then(|| engine::multi::MultiSpec {
+        select: match a.select {
+            SelectArg::Max => engine::multi::Selection::Max,
+            SelectArg::Mean => engine::multi::Selection::Mean,
+        },
+        by: a.select_by.clone(),
+    });
+    let job = engine::Job {
+        candidates: cands,
+        references: engine::Refs::Owned(refs),
+        kind: engine::Kind::of(splits, multi)?,
+        options: opts,
+    };
+    let mut report = pool.install(|| engine::run(job))?.into_report()?;
     report.warnings.extend(skipped);
     let mut text = {
         let _span = tracing::debug_span!("serialize").entered();
@@ -475,7 +451,7 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     text.push('\n');
     // Tens of thousands of small allocations: freed on a helper thread while the output is
     // written.
-    drop_in_background((source, report));
+    drop_in_background(report);
     emit(a.output.out.as_deref(), &text, stdout)
 }
 
@@ -519,8 +495,13 @@ fn compare(a: CompareArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         seed: a.seed,
         level: a.level,
     };
-    let opts = loaded.options();
-    let mut report = pool.install(|| engine::compare::compare(ca, cb, &refs, &opts, &spec))?;
+    let job = engine::Job {
+        candidates: ca,
+        references: engine::Refs::Owned(refs),
+        kind: engine::Kind::Compare { b: cb, spec },
+        options: loaded.options(),
+    };
+    let mut report = pool.install(|| engine::run(job))?.into_comparison()?;
     report.warnings.extend(skipped);
     let mut text = serde_json::to_string_pretty(&report)
         .map_err(|e| CliError::Other(format!("cannot write the report: {e}")))?;

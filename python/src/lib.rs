@@ -166,8 +166,16 @@ impl Job<'_> {
         refs: &dyn ReferenceSource,
         threads: Option<usize>,
     ) -> PyResult<Report> {
-        let opts = self.options();
-        on_pool(threads, || engine::score(candidates, refs, &opts))?.map_err(input_err)
+        let job = engine::Job {
+            candidates,
+            references: engine::Refs::Source(refs),
+            kind: engine::Kind::Plain,
+            options: self.options(),
+        };
+        on_pool(threads, || {
+            engine::run(job).and_then(engine::Outcome::into_report)
+        })?
+        .map_err(input_err)
     }
 
     fn options(&self) -> Options<'_> {
@@ -243,19 +251,17 @@ impl Board {
                 Some((field.as_str(), labels))
             }
         };
-        on_pool(threads, || match (&labels, &multi) {
-            (Some(_), Some(_)) => Err(InputError::new(
-                ErrorCode::InvalidFormat,
-                "split_by does not combine with multi_candidate",
-            )),
-            (Some((field, labels)), None) => engine::leaderboard::score_splits(
-                cands,
-                refs,
-                &opts,
-                &engine::leaderboard::SplitBy { field, labels },
-            ),
-            (None, Some(spec)) => engine::multi::score_multi(cands, refs, &opts, spec),
-            (None, None) => engine::score(cands, refs, &opts),
+        let splits = labels
+            .as_ref()
+            .map(|(field, labels)| engine::leaderboard::SplitBy { field, labels });
+        let job = engine::Job {
+            candidates: cands,
+            references: engine::Refs::Source(refs),
+            kind: engine::Kind::of(splits, multi).map_err(input_err)?,
+            options: opts,
+        };
+        on_pool(threads, || {
+            engine::run(job).and_then(engine::Outcome::into_report)
         })?
         .map_err(input_err)
     }
@@ -376,14 +382,12 @@ fn score_json(
     let args = resource_args(cache_dir, offline);
     let bootstrap = match bootstrap {
         Some((samples, seed, level)) => {
-            let spec = BootstrapSpec {
+            // Checked with the rest of the job (engine::Job::check).
+            Some(BootstrapSpec {
                 samples,
                 seed,
                 level,
-            };
-            spec.check()
-                .map_err(|m| coded(ErrorCode::InvalidFormat.as_str(), m))?;
-            Some(spec)
+            })
         }
         None => None,
     };
@@ -446,8 +450,6 @@ fn compare_json(
         seed,
         level,
     };
-    spec.check()
-        .map_err(|m| coded(ErrorCode::InvalidFormat.as_str(), m))?;
     py.allow_threads(|| {
         let refs = input::parse_references_text(&references, "references").map_err(input_err)?;
         let a = input::parse_candidates_text(&a, "a").map_err(input_err)?;
@@ -458,8 +460,14 @@ fn compare_json(
             spice: spice.as_deref(),
             ..Options::new(&metrics)
         };
+        let job = engine::Job {
+            candidates: a,
+            references: engine::Refs::Owned(refs),
+            kind: engine::Kind::Compare { b, spec },
+            options: opts,
+        };
         let report = on_pool(threads, || {
-            engine::compare::compare(a, b, &refs, &opts, &spec)
+            engine::run(job).and_then(engine::Outcome::into_comparison)
         })?
         .map_err(input_err)?;
         serde_json::to_string_pretty(&report)

@@ -18,7 +18,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
-CACHE = ROOT / "target" / "pytest-cache"
+# Cargo's build folder: $CARGO_TARGET_DIR when set (as cargo itself reads it), else target/.
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR") or (ROOT / "target"))
+if not TARGET.is_absolute():
+    TARGET = ROOT / TARGET
+CACHE = TARGET / "pytest-cache"
 
 SDIST = "pycocoevalcap-1.2.tar.gz"
 SDIST_SHA256 = "7857f4d596ca2fa0b1a9a3c2067588a4257556077b7ad614d00b2b7b8f57cdde"
@@ -85,6 +89,6 @@ def oracle_bleu(pycocoevalcap_src):
 @pytest.fixture(scope="session")
 def cli() -> Path:
     """The release CLI built by the same test command (compared with the Python API)."""
-    exe = ROOT / "target" / "release" / "capscore"
-    assert exe.exists(), f"{exe} is missing: build it with `cargo build --release` first"
+    exe = Path(os.environ["CAPSCORE_BIN"]) if os.environ.get("CAPSCORE_BIN") else TARGET / "release" / "capscore"
+    assert exe.exists(), f"{exe} is missing: build it with `cargo build --release` first (or set CAPSCORE_BIN)"
     return exe

@@ -152,11 +152,18 @@ fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiE
         cancel: Some(&|| fate.is_abandoned()),
         ..Options::new(&metrics)
     };
-    let report: CompareReport = match (&dataset, &inline) {
-        (Some(d), _) => engine::compare::compare(a, b, &**d, &opts, &spec)?,
-        (None, Some(refs)) => engine::compare::compare(a, b, refs, &opts, &spec)?,
+    let references = match (&dataset, inline) {
+        (Some(d), _) => engine::Refs::Source(&**d),
+        (None, Some(refs)) => engine::Refs::Owned(refs),
         (None, None) => return Err(ApiError::internal("a comparison without references")),
     };
+    let job = engine::Job {
+        candidates: a,
+        references,
+        kind: engine::Kind::Compare { b, spec },
+        options: opts,
+    };
+    let report: CompareReport = engine::run(job)?.into_comparison()?;
     serde_json::to_vec(&report).map_err(ApiError::internal)
 }
 

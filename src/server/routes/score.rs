@@ -379,29 +379,6 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
         None if job.multi => Some(MultiCandidateIn::default()),
         None => None,
     };
-    let runs = match multi {
-        Some(_) => {
-            let mut per_image: FxHashMap<&ImageKey, u64> = FxHashMap::default();
-            for c in &job.candidates {
-                *per_image.entry(&c.image_id.key).or_default() += 1;
-            }
-            per_image.values().copied().max().unwrap_or(1)
-        }
-        None => 1,
-    };
-    let estimate = cost::admit_job(
-        app,
-        &metrics,
-        body.len(),
-        (&[&job.candidates], runs),
-        job.inline.as_ref(),
-        &mut reserved,
-    )?;
-    tracing::debug!(
-        cpu_s = estimate.cpu_seconds,
-        memory = estimate.memory,
-        "admitted"
-    );
     let labels: Option<(String, FxHashMap<ImageKey, String>)> = match (split_by, job.labels.take())
     {
         (Some(_), Some(_)) => {
@@ -433,18 +410,14 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
         }
         (None, None) => None,
     };
-    if let Some(b) = &bootstrap {
-        b.check()
-            .map_err(|m| ApiError::from(InputError::new(ErrorCode::InvalidFormat, m)))?;
-        let work = u64::from(b.samples) * job.candidates.len() as u64;
-        if work > MAX_BOOTSTRAP_WORK {
-            return Err(limit(format!(
-                "bootstrap: {} samples x {} images = {work} image draws; at most {MAX_BOOTSTRAP_WORK} per request",
-                b.samples,
-                job.candidates.len()
-            )));
-        }
-    }
+    let splits = labels
+        .as_ref()
+        .map(|(field, labels)| engine::leaderboard::SplitBy { field, labels });
+    let multi = multi.map(|m| engine::multi::MultiSpec {
+        select: m.select,
+        by: m.by,
+    });
+    let kind = engine::Kind::of(splits, multi)?;
     let opts = Options {
         df: match (cider_df, &ds, &df_from) {
             (_, _, Some(from)) => from.df_table().map_or(DfChoice::Batch, DfChoice::Table),
@@ -461,41 +434,48 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
         cancel: Some(&|| fate.is_abandoned()),
         ..Options::new(&metrics)
     };
-    if multi.is_some() && labels.is_some() {
-        return Err(InputError::new(
-            ErrorCode::InvalidFormat,
-            "split tables do not combine with several candidates per image",
-        )
-        .into());
-    }
-    let run = |cands: Vec<Candidate>, source: &dyn ReferenceSource| match (&labels, &multi) {
-        (_, Some(m)) => engine::multi::score_multi(
-            cands,
-            source,
-            &opts,
-            &engine::multi::MultiSpec {
-                select: m.select,
-                by: m.by.clone(),
-            },
-        ),
-        (Some((field, labels)), None) => engine::leaderboard::score_splits(
-            cands,
-            source,
-            &opts,
-            &engine::leaderboard::SplitBy { field, labels },
-        ),
-        (None, None) => engine::score(cands, source, &opts),
-    };
-    let report = match (job.inline, &ds) {
-        // The request's captions move into the batch (not copied) unless splits or several
-        // runs need them again.
-        (Some(refs), _) if labels.is_none() && multi.is_none() => {
-            run(job.candidates, &engine::OwnedReferences::new(refs))?
-        }
-        (Some(refs), _) => run(job.candidates, &refs)?,
-        (None, Some(d)) => run(job.candidates, &**d)?,
+    let runs = kind.runs(&job.candidates);
+    let references = match (job.inline, &ds) {
+        (Some(refs), _) => engine::Refs::Owned(refs),
+        (None, Some(d)) => engine::Refs::Source(&**d),
         (None, None) => return Err(ApiError::internal("a job without references")),
     };
+    let work = engine::Job {
+        candidates: job.candidates,
+        references,
+        kind,
+        options: opts,
+    };
+    // What does not go together is refused before anything is reserved.
+    work.check()?;
+    if let Some(b) = &bootstrap {
+        let images = work.candidates.len() as u64;
+        let draws = u64::from(b.samples) * images;
+        if draws > MAX_BOOTSTRAP_WORK {
+            return Err(limit(format!(
+                "bootstrap: {} samples x {images} images = {draws} image draws; at most {MAX_BOOTSTRAP_WORK} per request",
+                b.samples,
+            )));
+        }
+    }
+    let inline = match &work.references {
+        engine::Refs::Owned(refs) => Some(refs),
+        engine::Refs::Source(_) => None,
+    };
+    let estimate = cost::admit_job(
+        app,
+        &metrics,
+        body.len(),
+        (&[&work.candidates], runs),
+        inline,
+        &mut reserved,
+    )?;
+    tracing::debug!(
+        cpu_s = estimate.cpu_seconds,
+        memory = estimate.memory,
+        "admitted"
+    );
+    let report = engine::run(work)?.into_report()?;
     telemetry::report_scored(&metrics, &report);
     // The report's own `Serialize` (the same bytes as through `to_json`, key order preserved),
     // without building a JSON tree first.

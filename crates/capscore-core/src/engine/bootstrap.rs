@@ -14,8 +14,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::report::Scores;
+pub use super::report::{BootstrapReport, PoolStats};
 use crate::metrics::bleu::BleuStats;
-use crate::metrics::meteor::{self, SegmentStats};
+use crate::metrics::meteor;
 
 /// What to resample.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
@@ -66,40 +67,6 @@ impl BootstrapSpec {
         }
         Ok(())
     }
-}
-
-/// Percentile intervals of every aggregate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct BootstrapReport {
-    /// Number of resamples.
-    pub samples: u32,
-    /// Seed used.
-    pub seed: u64,
-    /// Confidence level.
-    pub level: f64,
-    /// `percentile`: the (1 - level) / 2 and (1 + level) / 2 quantiles of the resampled
-    /// aggregates.
-    pub method: &'static str,
-    /// Lower bounds, by aggregate key.
-    pub low: Scores,
-    /// Upper bounds, by aggregate key.
-    pub high: Scores,
-}
-
-/// Per-image statistics, evaluation order: what the aggregates are pooled from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PoolStats {
-    /// BLEU counts (when BLEU ran and the statistics were kept).
-    pub bleu: Option<Vec<BleuStats>>,
-    /// METEOR segment statistics (when METEOR ran and the statistics were kept).
-    pub meteor: Option<Vec<SegmentStats>>,
-    /// Per-image scores (the means' inputs).
-    pub per_image: Vec<Scores>,
-    /// The keys of the aggregate.
-    pub keys: Vec<&'static str>,
-    /// The images, evaluation order.
-    pub ids: Vec<crate::input::ImageKey>,
 }
 
 /// The aggregates (in `keys` order) of a weighted selection of images, each taken from one of

@@ -167,16 +167,15 @@ fn same_images(a: &[Candidate], b: &[Candidate]) -> Result<(), InputError> {
     ))
 }
 
-/// Scores A and B against `refs` (the same options) and compares them.
-pub fn compare(
+/// Scores A and B against `refs` (the same options) and compares them. The settings are
+/// checked by [`super::Job::check`] before this runs.
+pub(crate) fn compare(
     a: Vec<Candidate>,
     b: Vec<Candidate>,
     refs: &dyn ReferenceSource,
     opts: &Options<'_>,
     spec: &CompareSpec,
 ) -> Result<CompareReport, InputError> {
-    spec.check()
-        .map_err(|m| InputError::new(ErrorCode::InvalidFormat, m))?;
     same_images(&a, &b)?;
     let opts = Options {
         keep_pool: true,

@@ -14,32 +14,13 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::bootstrap::BootstrapReport;
-use super::report::{BleuTotals, Report, Scores, Warning, WarningCode};
+pub use super::report::SplitScores;
+use super::report::{Report, Scores, WarningCode};
 use super::{score, Options, ReferenceSource};
 use crate::input::{Candidate, ErrorCode, ImageKey, InputError};
 
 /// The name of the whole set in split tables and EvalAI results (no split may have it).
 pub const ENTIRE: &str = "entire";
-
-/// One split's corpus scores.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct SplitScores {
-    /// Images scored in the split.
-    pub images: usize,
-    /// The split's corpus scores (as if only its images had been submitted).
-    pub aggregate: Scores,
-    /// BLEU's pooled statistics over the split.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bleu_totals: Option<BleuTotals>,
-    /// Bootstrap intervals over the split's images (when asked for).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bootstrap: Option<BootstrapReport>,
-    /// Warnings of the split's own run (e.g. `single_image_corpus`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<Warning>,
-}
 
 /// How images are assigned to splits.
 pub struct SplitBy<'a> {
@@ -52,7 +33,7 @@ pub struct SplitBy<'a> {
 
 /// Scores the entire set and each split as its own corpus: the report of the entire set with
 /// `splits` filled in and the signature saying how the splits were scored.
-pub fn score_splits(
+pub(crate) fn score_splits(
     candidates: Vec<Candidate>,
     refs: &dyn ReferenceSource,
     opts: &Options<'_>,

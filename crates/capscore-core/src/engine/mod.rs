@@ -17,6 +17,7 @@
 
 pub mod bootstrap;
 pub mod compare;
+mod job;
 pub mod leaderboard;
 mod meteor;
 mod metric;
@@ -30,6 +31,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+pub use job::{run, Job, Kind, Outcome, Refs};
 pub use metric::{coded_error, Metric};
 pub use report::{
     BleuTotals, ImageScores, Report, RunStats, Scores, SpiceReport, TokenizedItem, Warning,

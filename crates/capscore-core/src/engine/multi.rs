@@ -19,34 +19,11 @@
 //! Must not: read files or know about HTTP.
 
 use rustc_hash::FxHashMap;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::report::{ImageIdSchema, ImageScores, Report, Scores, Warning};
+use super::report::{ImageScores, Report, Scores, Warning};
+pub use super::report::{MultiImage, MultiReport, Selection};
 use super::{score, Options, ReferenceSource};
 use crate::input::{Candidate, ErrorCode, ImageId, ImageKey, InputError};
-
-/// How one value per image is chosen among its candidates.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum Selection {
-    /// The candidate with the highest value of the `by` metric (SPIDEr-max with `by` SPIDEr).
-    #[default]
-    Max,
-    /// The mean over the candidates, metric by metric.
-    Mean,
-}
-
-impl Selection {
-    /// The name used in the output and the signature.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Selection::Max => "max",
-            Selection::Mean => "mean",
-        }
-    }
-}
 
 /// What to select.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -57,39 +34,6 @@ pub struct MultiSpec {
     /// Default: `SPIDEr` when computed, else `CIDEr`, else the first key computed. Given with
     /// `mean`, it is an error (`mean` selects nothing).
     pub by: Option<String>,
-}
-
-/// One image's candidates.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct MultiImage {
-    /// The image id, as given.
-    #[cfg_attr(feature = "openapi", schema(value_type = ImageIdSchema))]
-    pub image_id: Value,
-    /// With `max`: the index of the selected candidate (in the order given).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub selected: Option<usize>,
-    /// Each candidate's scores, in the order given.
-    pub candidates: Vec<Scores>,
-}
-
-/// The multi-candidate section of a report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct MultiReport {
-    /// Candidates per image.
-    pub candidates: usize,
-    /// `max` or `mean`.
-    pub select: Selection,
-    /// With `max`: the output key that picked the candidates.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub by: Option<String>,
-    /// Run `j`'s corpus scores: candidate `j` of every image scored as one ordinary submission
-    /// (pooled BLEU and METEOR, as pycocoevalcap gives them).
-    pub per_candidate: Vec<Scores>,
-    /// Per image (the order of the top-level `per_image`): the selection and every candidate's
-    /// scores.
-    pub per_image: Vec<MultiImage>,
 }
 
 /// Groups candidates by image, images in the order of their first candidate, each image's
@@ -113,28 +57,25 @@ fn bad(message: String) -> InputError {
     InputError::new(ErrorCode::InvalidFormat, message)
 }
 
+/// The largest number of candidates any image has (1 for an empty list): the number of runs.
+pub fn candidates_per_image(candidates: &[Candidate]) -> u64 {
+    let mut per_image: FxHashMap<&ImageKey, u64> = FxHashMap::default();
+    for c in candidates {
+        *per_image.entry(&c.image_id.key).or_default() += 1;
+    }
+    per_image.values().copied().max().unwrap_or(1)
+}
+
 /// Scores several candidates per image (`candidates` may repeat image ids; see [`group`]) and
-/// selects one value per image. Bootstrap intervals and pooled statistics are not available
-/// here (an error if `opts` asks for them).
-pub fn score_multi(
+/// selects one value per image. What does not combine with it (bootstrap intervals, SPICE's
+/// explanations, the tokenized captions, `mean` with a `by`) is refused by
+/// [`super::Job::check`] before this runs.
+pub(crate) fn score_multi(
     candidates: Vec<Candidate>,
     refs: &dyn ReferenceSource,
     opts: &Options<'_>,
     spec: &MultiSpec,
 ) -> Result<Report, InputError> {
-    let unavailable = [
-        (
-            opts.bootstrap.is_some() || opts.keep_pool,
-            "bootstrap intervals",
-        ),
-        (opts.explain, "SPICE's explanations"),
-        (opts.include_tokenized, "the tokenized captions"),
-    ];
-    if let Some((_, what)) = unavailable.iter().find(|(asked, _)| *asked) {
-        return Err(bad(format!(
-            "{what} are not available with several candidates per image"
-        )));
-    }
     let images = group(candidates);
     let k = images.first().map_or(0, |(_, c)| c.len());
     if let Some((id, c)) = images.iter().find(|(_, c)| c.len() != k) {
@@ -157,12 +98,8 @@ pub fn score_multi(
         .filter(|key| computed.contains(key))
         .collect();
     let by = match (spec.select, &spec.by) {
-        (Selection::Mean, None) => None,
-        (Selection::Mean, Some(b)) => {
-            return Err(bad(format!(
-                "select by {b:?}: only `max` selects by a score (`mean` averages every candidate)"
-            )))
-        }
+        // `mean` with a `by` is refused by the job's check.
+        (Selection::Mean, _) => None,
         (Selection::Max, Some(b)) => Some(
             keys.iter()
                 .copied()

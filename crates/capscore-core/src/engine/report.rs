@@ -10,10 +10,11 @@
 //! Must not: compute scores (the steps do), or know about HTTP.
 
 use rayon::prelude::*;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::metrics::bleu::BleuStats;
+use crate::metrics::meteor::SegmentStats;
 use crate::metrics::spice::{Prf, ScoredTuple, SpiceImage};
 
 /// Writes a finite number, or `null`.
@@ -412,22 +413,22 @@ pub struct Report {
     pub warnings: Vec<Warning>,
     /// Percentile bootstrap intervals of the aggregates (when asked for).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub bootstrap: Option<super::bootstrap::BootstrapReport>,
+    pub bootstrap: Option<BootstrapReport>,
     /// Split tables (`split_by`): each split's images scored as their own corpus, by split
     /// name; `aggregate` is the entire set.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub splits: Option<std::collections::BTreeMap<String, super::leaderboard::SplitScores>>,
+    pub splits: Option<std::collections::BTreeMap<String, SplitScores>>,
     /// Several candidates per image: each candidate's scores and the selection
     /// (`per_image` and `aggregate` then hold the selected values).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub multi_candidate: Option<super::multi::MultiReport>,
+    pub multi_candidate: Option<MultiReport>,
     /// The tokenized captions, evaluation order (CLI `--tokenized`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokenized: Option<Vec<TokenizedItem>>,
     /// Per-image pooling statistics, evaluation order (with `keep_pool`; not serialized).
     #[serde(skip)]
     #[cfg_attr(feature = "openapi", schema(ignore))]
-    pub pool: Option<super::bootstrap::PoolStats>,
+    pub pool: Option<PoolStats>,
     /// Telemetry facts (not serialized).
     #[serde(skip)]
     #[cfg_attr(feature = "openapi", schema(ignore))]
@@ -509,7 +510,7 @@ impl Serialize for ReportView<'_> {
             #[serde(skip_serializing_if = "Option::is_none")]
             bootstrap: &'a Option<super::bootstrap::BootstrapReport>,
             #[serde(skip_serializing_if = "Option::is_none")]
-            splits: &'a Option<std::collections::BTreeMap<String, super::leaderboard::SplitScores>>,
+            splits: &'a Option<std::collections::BTreeMap<String, SplitScores>>,
             #[serde(skip_serializing_if = "Option::is_none")]
             multi_candidate: &'a Option<super::multi::MultiReport>,
             #[serde(skip_serializing_if = "Option::is_none")]
@@ -611,4 +612,112 @@ mod tests {
             );
         }
     }
+}
+
+/// Percentile intervals of every aggregate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct BootstrapReport {
+    /// Number of resamples.
+    pub samples: u32,
+    /// Seed used.
+    pub seed: u64,
+    /// Confidence level.
+    pub level: f64,
+    /// `percentile`: the (1 - level) / 2 and (1 + level) / 2 quantiles of the resampled
+    /// aggregates.
+    pub method: &'static str,
+    /// Lower bounds, by aggregate key.
+    pub low: Scores,
+    /// Upper bounds, by aggregate key.
+    pub high: Scores,
+}
+
+/// Per-image statistics, evaluation order: what the aggregates are pooled from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolStats {
+    /// BLEU counts (when BLEU ran and the statistics were kept).
+    pub bleu: Option<Vec<BleuStats>>,
+    /// METEOR segment statistics (when METEOR ran and the statistics were kept).
+    pub meteor: Option<Vec<SegmentStats>>,
+    /// Per-image scores (the means' inputs).
+    pub per_image: Vec<Scores>,
+    /// The keys of the aggregate.
+    pub keys: Vec<&'static str>,
+    /// The images, evaluation order.
+    pub ids: Vec<crate::input::ImageKey>,
+}
+
+/// One split's corpus scores.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SplitScores {
+    /// Images scored in the split.
+    pub images: usize,
+    /// The split's corpus scores (as if only its images had been submitted).
+    pub aggregate: Scores,
+    /// BLEU's pooled statistics over the split.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bleu_totals: Option<BleuTotals>,
+    /// Bootstrap intervals over the split's images (when asked for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bootstrap: Option<BootstrapReport>,
+    /// Warnings of the split's own run (e.g. `single_image_corpus`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
+}
+
+/// How one value per image is chosen among its candidates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Selection {
+    /// The candidate with the highest value of the `by` metric (SPIDEr-max with `by` SPIDEr).
+    #[default]
+    Max,
+    /// The mean over the candidates, metric by metric.
+    Mean,
+}
+
+impl Selection {
+    /// The name used in the output and the signature.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Selection::Max => "max",
+            Selection::Mean => "mean",
+        }
+    }
+}
+
+/// One image's candidates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MultiImage {
+    /// The image id, as given.
+    #[cfg_attr(feature = "openapi", schema(value_type = ImageIdSchema))]
+    pub image_id: Value,
+    /// With `max`: the index of the selected candidate (in the order given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected: Option<usize>,
+    /// Each candidate's scores, in the order given.
+    pub candidates: Vec<Scores>,
+}
+
+/// The multi-candidate section of a report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MultiReport {
+    /// Candidates per image.
+    pub candidates: usize,
+    /// `max` or `mean`.
+    pub select: Selection,
+    /// With `max`: the output key that picked the candidates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// Run `j`'s corpus scores: candidate `j` of every image scored as one ordinary submission
+    /// (pooled BLEU and METEOR, as pycocoevalcap gives them).
+    pub per_candidate: Vec<Scores>,
+    /// Per image (the order of the top-level `per_image`): the selection and every candidate's
+    /// scores.
+    pub per_image: Vec<MultiImage>,
 }
