@@ -12,7 +12,7 @@ use crate::engine::bootstrap::BootstrapSpec;
 use crate::engine::{self, DfChoice, Metric, Options, ReferenceSource};
 use crate::flags::ResourceFlags;
 use crate::input::{self, ErrorCode, InputError};
-use crate::resources::{self, ResourceArgs, ResourceError};
+use crate::resources::{self, Loaded, ResourceArgs, ResourceError};
 use crate::text::ptb;
 
 /// capscore: caption metrics (BLEU, ROUGE-L, CIDEr-D, ...) exactly as pycocoevalcap 1.2 computes them.
@@ -382,8 +382,7 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         (Err(e), _) | (_, Err(e)) => return Err(with_swap_hint(&a, e).into()),
     };
     drop(parse_span);
-    let mut loaded = load_for(metrics, explicit_meteor, &a.resources.get())?;
-    let skipped = std::mem::take(&mut loaded.skipped);
+    let (loaded, skipped) = load_for(metrics, explicit_meteor, &a.resources.get())?;
     // Checked with the rest of the job (engine::Job::check).
     let bootstrap = a.bootstrap.map(|samples| BootstrapSpec {
         samples,
@@ -438,6 +437,7 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     };
     let mut report = pool.install(|| engine::run(job))?.into_report()?;
     report.warnings.extend(skipped);
+    print_warnings(&report.warnings);
     let mut text = {
         let _span = tracing::debug_span!("serialize").entered();
         match a.format {
@@ -453,6 +453,26 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     // written.
     drop_in_background(report);
     emit(a.output.out.as_deref(), &text, stdout)
+}
+
+/// Every warning of a report as one readable line on stderr (the JSON keeps them too), so a
+/// person sees a partial submission or an empty reference without reading the output;
+/// `metric_skipped` was said when the metric was left out.
+fn print_warnings(warnings: &[engine::Warning]) {
+    for w in warnings
+        .iter()
+        .filter(|w| w.code != engine::WarningCode::MetricSkipped)
+    {
+        let ids = match w.image_ids.as_slice() {
+            [] => String::new(),
+            ids => {
+                let first: Vec<String> = ids.iter().take(5).map(ToString::to_string).collect();
+                let more = if ids.len() > 5 { ", ..." } else { "" };
+                format!(" (image_id {}{more})", first.join(", "))
+            }
+        };
+        eprintln!("capscore: warning[{}]: {}{ids}", w.code.as_str(), w.message);
+    }
 }
 
 /// Writes a command's output to `--out` (`-`: stdout) or stdout.
@@ -487,8 +507,7 @@ fn compare(a: CompareArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         input::parse_candidates_text(&text, "--cands").map_err(labelled("--cands"))
     };
     let (ca, cb) = (read_cands(cands_a)?, read_cands(cands_b)?);
-    let mut loaded = load_for(metrics, explicit_meteor, &a.resources.get())?;
-    let skipped = std::mem::take(&mut loaded.skipped);
+    let (loaded, skipped) = load_for(metrics, explicit_meteor, &a.resources.get())?;
     let spec = engine::compare::CompareSpec {
         samples: a.samples,
         trials: a.trials,
@@ -503,96 +522,37 @@ fn compare(a: CompareArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     };
     let mut report = pool.install(|| engine::run(job))?.into_comparison()?;
     report.warnings.extend(skipped);
+    print_warnings(&report.warnings);
     let mut text = serde_json::to_string_pretty(&report)
         .map_err(|e| CliError::Other(format!("cannot write the report: {e}")))?;
     text.push('\n');
     emit(a.output.out.as_deref(), &text, stdout)
 }
 
-/// The metrics a command computes and the resources they need.
-struct Loaded {
-    metrics: Vec<Metric>,
-    meteor: Option<std::sync::Arc<crate::metrics::meteor::Meteor>>,
-    spice: Option<crate::metrics::spice::Spice>,
-    /// `metric_skipped` warnings (a default metric whose data is missing).
-    skipped: Vec<engine::Warning>,
-}
-
-impl Loaded {
-    /// The engine options of these metrics and resources (everything else default).
-    fn options(&self) -> Options<'_> {
-        Options {
-            meteor: self.meteor.as_deref(),
-            spice: self.spice.as_ref(),
-            ..Options::new(&self.metrics)
-        }
-    }
-}
-
-/// Loads what `metrics` need. A default run leaves out a metric whose data is missing and
-/// cannot be fetched (offline, no pip, no network), says so on stderr and in `warnings`, and
-/// scores the rest; an explicit `--metrics meteor` fails instead.
+/// Loads what `metrics` need by the core's policy ([`ResourceArgs::load_for`]): a default run
+/// leaves out a metric whose data is missing and cannot be fetched (offline, no pip, no
+/// network), says so on stderr and in `warnings` (`metric_skipped`), and scores the rest; an
+/// explicit `--metrics meteor` fails instead.
 fn load_for(
     metrics: Vec<Metric>,
     explicit_meteor: bool,
     res: &ResourceArgs,
-) -> Result<Loaded, CliError> {
-    let mut metrics = metrics;
-    let mut skipped: Vec<engine::Warning> = Vec::new();
-    let meteor = if metrics.contains(&Metric::Meteor) {
-        let dir = res.dir();
-        let why = match res.load_meteor() {
-            Ok(Some(m)) => Ok(m),
-            Ok(None) => Err(format!(
-                "its data is missing from {} (offline)",
-                dir.display()
-            )),
-            Err(e) => Err(e.to_string()),
-        };
-        match why {
-            Ok(m) => Some(m),
-            Err(why) if explicit_meteor => {
-                return Err(CliError::Other(format!(
-                    "METEOR's resources are missing or unusable: {why}; to get them: {}",
-                    resources::how_to_get(false, &dir)
-                )));
+) -> Result<(Loaded, Vec<engine::Warning>), CliError> {
+    let mut loaded = res
+        .load_for(metrics, explicit_meteor)
+        .map_err(|e| CliError::Other(e.to_string()))?;
+    let skipped = std::mem::take(&mut loaded.skipped)
+        .into_iter()
+        .map(|(_, message)| {
+            eprintln!("capscore: note: {message}");
+            engine::Warning {
+                code: engine::WarningCode::MetricSkipped,
+                message,
+                image_ids: Vec::new(),
             }
-            Err(why) => {
-                let message = format!(
-                    "METEOR skipped: {why}. To score METEOR: {}",
-                    resources::how_to_get(false, &dir)
-                );
-                eprintln!("capscore: note: {message}");
-                skipped.push(engine::Warning {
-                    code: engine::WarningCode::MetricSkipped,
-                    message,
-                    image_ids: Vec::new(),
-                });
-                metrics.retain(|m| *m != Metric::Meteor);
-                None
-            }
-        }
-    } else {
-        None
-    };
-    let meteor = meteor.map(std::sync::Arc::new);
-    let spice = if metrics.contains(&Metric::Spice) {
-        let dir = res.dir();
-        Some(res.load_spice(meteor.clone()).map_err(|e| {
-            CliError::Other(format!(
-                "{e}; to get SPICE's data: {}",
-                resources::how_to_get(true, &dir)
-            ))
-        })?)
-    } else {
-        None
-    };
-    Ok(Loaded {
-        metrics,
-        meteor,
-        spice,
-        skipped,
-    })
+        })
+        .collect();
+    Ok((loaded, skipped))
 }
 
 /// Writes `--out`: a regular file (or a new one) is replaced atomically; a symlink is written

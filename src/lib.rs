@@ -13,7 +13,8 @@
 #![deny(unsafe_code)]
 
 pub use capscore_core::{
-    corpus, dataset, engine, input, metrics, nlp, pretokenized, resources, reward, text,
+    corpus, dataset, engine, error, input, metrics, nlp, pretokenized, resources, reward, text,
+    ErrorCode, InputError,
 };
 
 pub mod cli;

@@ -77,7 +77,7 @@ impl TestApp {
 struct Opts {
     cfg: ServeArgs,
     keys: Keys,
-    hook: server::routes::Hook,
+    hook: server::state::Hook,
     resources: Resources,
 }
 

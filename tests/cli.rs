@@ -879,3 +879,64 @@ fn fetch_from_a_copied_wheel() {
     ));
     assert!(v["aggregate"]["METEOR"].as_f64().unwrap() > 0.0);
 }
+
+/// Issue 25: a row of an aac-metrics CSV with fewer references than the widest row leaves its
+/// last `caption_N` cells blank; a blank cell is not a reference (it scored as an empty one and
+/// moved CIDEr), so the table scores as the same references without the blanks.
+#[test]
+fn blank_aac_csv_cells_are_not_references() {
+    let d = tempfile::tempdir().unwrap();
+    let csv = "caption_predicted,caption_1,caption_2,caption_3\n\
+               a dog on grass,a dog runs on the grass,a brown dog running,\n\
+               a man surfing,a surfer rides a wave,a man on a surfboard,a surfer on a big wave\n";
+    let c = write_text(d.path(), "preds.csv", csv);
+    let refs = write(
+        d.path(),
+        "refs.json",
+        &json!({"0": ["a dog runs on the grass", "a brown dog running"],
+                "1": ["a surfer rides a wave", "a man on a surfboard", "a surfer on a big wave"]}),
+    );
+    let cands = write(
+        d.path(),
+        "cands.json",
+        &json!([{"image_id": 0, "caption": "a dog on grass"}, {"image_id": 1, "caption": "a man surfing"}]),
+    );
+    let got = run_ok(&score(&c, &c, &NGRAM));
+    assert_eq!(got, run_ok(&score(&refs, &cands, &NGRAM)));
+    assert!(
+        got.get("warnings").is_none(),
+        "no empty_reference warning: {got}"
+    );
+}
+
+/// Issue 25: every warning of the JSON is also one readable line on stderr (a partial
+/// submission exits 0; without this line nobody sees it).
+#[test]
+fn warnings_are_printed_on_stderr_as_one_line_each() {
+    let d = tempfile::tempdir().unwrap();
+    let refs = write(d.path(), "refs.json", &refs_map());
+    let cands = write(
+        d.path(),
+        "cands.json",
+        &json!([{"image_id": 7, "caption": "a surfer on a wave"}, {"image_id": 3, "caption": ""}]),
+    );
+    let out = score(&refs, &cands, &NGRAM);
+    let v = run_ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let codes: Vec<&str> = v["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"partial_results"), "{v}");
+    assert!(codes.contains(&"empty_candidate"), "{v}");
+    for code in codes {
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with(&format!("capscore: warning[{code}]: ")))
+            .collect();
+        assert_eq!(lines.len(), 1, "{code}: {err}");
+    }
+    assert!(err.contains("image_id 3"), "{err}");
+}

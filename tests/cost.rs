@@ -22,7 +22,7 @@ struct Server {
 impl Server {
     async fn start(
         dir: &Path,
-        hook: server::routes::Hook,
+        hook: server::state::Hook,
         tweak: impl FnOnce(&mut ServeArgs),
     ) -> Server {
         let mut cfg = ServeArgs::with_data_dir(dir.to_path_buf());
@@ -65,7 +65,7 @@ impl Server {
     }
 }
 
-fn no_hook() -> server::routes::Hook {
+fn no_hook() -> server::state::Hook {
     Arc::new(|_: &[u8]| {})
 }
 
@@ -130,7 +130,7 @@ async fn the_memory_budget_sheds_with_overloaded_and_is_returned() {
     let (gate_tx, gate_rx) = std::sync::mpsc::channel::<()>();
     let gate = Arc::new(std::sync::Mutex::new(gate_rx));
     // The first request with a "hold" marker waits until the test lets it go.
-    let hook: server::routes::Hook = Arc::new(move |body: &[u8]| {
+    let hook: server::state::Hook = Arc::new(move |body: &[u8]| {
         if body.windows(4).any(|w| w == b"hold") {
             let _ = gate
                 .lock()

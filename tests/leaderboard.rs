@@ -396,8 +396,8 @@ fn compare_gives_the_difference_of_the_scores_with_intervals_and_p_values() {
 /// p-values over many seeds must be uniform: a Kolmogorov-Smirnov check at the 1% level.
 #[test]
 fn compare_p_values_are_uniform_under_the_null() {
-    use capscore::engine::compare::{compare, CompareSpec};
-    use capscore::engine::{Metric, Options, Tokenizer};
+    use capscore::engine::compare::CompareSpec;
+    use capscore::engine::{self, Job, Kind, Metric, Options, Refs, Tokenizer};
     use capscore::input::{self, Candidate, ImageId, Item};
     let text = common::read_text("tokenizer/val2014_captions_ptb.jsonl");
     let images: Vec<(Value, Vec<String>)> = text
@@ -455,7 +455,15 @@ fn compare_p_values_are_uniform_under_the_null() {
             seed,
             level: 0.95,
         };
-        let r = compare(a, b, &refs, &opts, &spec).expect("compare");
+        let job = Job {
+            candidates: a,
+            references: Refs::Owned(refs),
+            kind: Kind::Compare { b, spec },
+            options: opts,
+        };
+        let r = engine::run(job)
+            .and_then(engine::Outcome::into_comparison)
+            .expect("compare");
         for (j, k) in keys.iter().enumerate() {
             p_ar[j].push(r.randomization.p_value.get(k).unwrap());
             p_bs[j].push(r.paired_bootstrap.p_value.get(k).unwrap());

@@ -15,7 +15,6 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::error::ApiError;
-use super::state::AppState;
 use crate::input::ErrorCode;
 
 /// A key's role.
@@ -192,17 +191,18 @@ pub struct ScoreRole;
 /// Extractor: the caller holds an `admin` key.
 pub struct AdminRole;
 
-impl FromRequestParts<AppState> for ScoreRole {
+/// Any state that holds the keys (the server's `AppState`) authenticates requests.
+impl<S: AsRef<Keys> + Send + Sync> FromRequestParts<S> for ScoreRole {
     type Rejection = ApiError;
-    async fn from_request_parts(parts: &mut Parts, s: &AppState) -> Result<Self, ApiError> {
-        s.0.keys.check(parts, Role::Score).map(|()| ScoreRole)
+    async fn from_request_parts(parts: &mut Parts, s: &S) -> Result<Self, ApiError> {
+        s.as_ref().check(parts, Role::Score).map(|()| ScoreRole)
     }
 }
 
-impl FromRequestParts<AppState> for AdminRole {
+impl<S: AsRef<Keys> + Send + Sync> FromRequestParts<S> for AdminRole {
     type Rejection = ApiError;
-    async fn from_request_parts(parts: &mut Parts, s: &AppState) -> Result<Self, ApiError> {
-        s.0.keys.check(parts, Role::Admin).map(|()| AdminRole)
+    async fn from_request_parts(parts: &mut Parts, s: &S) -> Result<Self, ApiError> {
+        s.as_ref().check(parts, Role::Admin).map(|()| AdminRole)
     }
 }
 

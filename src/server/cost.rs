@@ -260,7 +260,7 @@ pub fn admit_job(
             }
             let n = crate::engine::caption_tokens_at_most(c, max);
             if n > max {
-                return Err(super::routes::limit(format!(
+                return Err(super::error::limit(format!(
                     "{}: caption of {n} tokens; at most {max} per caption with spice (--max-spice-caption-tokens)",
                     at()
                 )));

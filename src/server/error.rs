@@ -206,3 +206,8 @@ mod tests {
         }
     }
 }
+
+/// A request over one of the configured limits (`limit_exceeded`, 422).
+pub(crate) fn limit(msg: String) -> ApiError {
+    crate::input::InputError::new(crate::input::ErrorCode::LimitExceeded, msg).into()
+}

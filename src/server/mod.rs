@@ -83,7 +83,7 @@ pub fn build_state(cfg: &ServeArgs) -> Result<AppState, ServerError> {
 pub fn build_state_with_hook(
     cfg: &ServeArgs,
     keys: auth::Keys,
-    hook: routes::Hook,
+    hook: state::Hook,
     resources: state::Resources,
 ) -> Result<AppState, ServerError> {
     build_state_inner(cfg, keys, resources, hook)
@@ -109,7 +109,7 @@ fn build_state_inner(
     cfg: &ServeArgs,
     keys: auth::Keys,
     resources: state::Resources,
-    #[cfg(feature = "test-support")] hook: routes::Hook,
+    #[cfg(feature = "test-support")] hook: state::Hook,
 ) -> Result<AppState, ServerError> {
     let compute = state::Compute::new(
         cfg.threads,

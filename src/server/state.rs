@@ -40,7 +40,7 @@ pub struct App {
     pub resources: Resources,
     /// Called with every score request's body (fault-injection tests only).
     #[cfg(feature = "test-support")]
-    pub hook: super::routes::Hook,
+    pub hook: Hook,
     /// Whole-request timeout (the computation timeout plus a margin).
     pub request_timeout: Duration,
     /// Requests in flight at once, all routes: a permit is taken once the body has arrived.
@@ -339,5 +339,16 @@ impl Compute {
                 ),
             )),
         }
+    }
+}
+
+/// A fault-injection hook called with every score request's body before it is parsed
+/// (tests only: slow or panicking computations).
+#[cfg(feature = "test-support")]
+pub type Hook = std::sync::Arc<dyn Fn(&[u8]) + Send + Sync>;
+
+impl AsRef<Keys> for AppState {
+    fn as_ref(&self) -> &Keys {
+        &self.0.keys
     }
 }

@@ -20,6 +20,7 @@
 //! | [`corpus`] | interning, n-gram counts, document-frequency tables | know about metrics' reports |
 //! | [`text`] | the pycocoevalcap-compatible PTB tokenizer | anything else |
 //! | [`input`] | ids, references, candidates, batches, the COCO/map formats | read files |
+//! | [`error`] (at the root: [`ErrorCode`], [`InputError`]) | the one table of stable error codes (code, HTTP status, title, meaning) | depend on HTTP crates |
 //!
 //! A request goes `engine::score` (`engine/mod.rs`) -> a step (`engine/ngram.rs`,
 //! `engine/meteor.rs`, `engine/spice.rs`) -> [`metrics`].
@@ -30,9 +31,12 @@
 //! - `test-support`: test and bench hooks (METEOR's search counters and score bounds).
 #![deny(unsafe_code)]
 
+pub use error::{ErrorCode, InputError};
+
 pub mod corpus;
 pub mod dataset;
 pub mod engine;
+pub mod error;
 pub mod input;
 pub mod metrics;
 pub mod nlp;

@@ -76,9 +76,7 @@ pub(crate) fn parse_body<T: serde::de::DeserializeOwned>(
     })
 }
 
-pub(crate) fn limit(msg: String) -> ApiError {
-    InputError::new(ErrorCode::LimitExceeded, msg).into()
-}
+pub(crate) use super::error::limit;
 
 pub(crate) fn check_caption(
     app: &App,
@@ -131,8 +129,3 @@ pub async fn method_not_allowed() -> ApiError {
         "method not allowed on this route",
     )
 }
-
-/// A fault-injection hook called with every score request's body before it is parsed
-/// (tests only: slow or panicking computations).
-#[cfg(feature = "test-support")]
-pub type Hook = std::sync::Arc<dyn Fn(&[u8]) + Send + Sync>;

@@ -87,9 +87,9 @@ pub enum ResponseFormat {
     Evalai,
 }
 
-/// One COCO result (`results` format).
+/// One COCO result (`results` format): documents the shape; requests are read by
+/// `input::parse_candidates_text`.
 #[derive(Debug, Deserialize, ToSchema)]
-#[allow(dead_code)]
 pub struct ResultIn {
     /// The image id (must be in the dataset).
     #[schema(value_type = ImageIdSchema)]

@@ -23,8 +23,10 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{drawn, multiplicities, pooled, quantile, SplitMix};
+use super::options::Options;
 use super::report::{Scores, Warning};
-use super::{score, Options, ReferenceSource};
+use super::score::score;
+use super::source::ReferenceSource;
 use crate::input::{Candidate, ErrorCode, ImageId, ImageKey, InputError};
 
 /// What to compute.

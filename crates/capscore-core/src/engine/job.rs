@@ -15,9 +15,10 @@
 use super::compare::{CompareReport, CompareSpec};
 use super::leaderboard::SplitBy;
 use super::multi::{MultiSpec, Selection};
+use super::options::Options;
 use super::report::Report;
+use super::score::score;
 use super::source::{OwnedReferences, ReferenceSource};
-use super::Options;
 use crate::input::{Candidate, ErrorCode, InputError, References};
 
 /// Where a job's references come from.
@@ -155,7 +156,7 @@ fn dispatch(
     opts: &Options<'_>,
 ) -> Result<Outcome, InputError> {
     let report = match kind {
-        Kind::Plain => super::score(candidates, source, opts)?,
+        Kind::Plain => score(candidates, source, opts)?,
         Kind::Splits(by) => super::leaderboard::score_splits(candidates, source, opts, &by)?,
         Kind::Multi(spec) => super::multi::score_multi(candidates, source, opts, &spec)?,
         Kind::Compare { b, spec } => {

@@ -14,9 +14,11 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use super::options::Options;
 pub use super::report::SplitScores;
 use super::report::{Report, Scores, WarningCode};
-use super::{score, Options, ReferenceSource};
+use super::score::score;
+use super::source::ReferenceSource;
 use crate::input::{Candidate, ErrorCode, ImageKey, InputError};
 
 /// The name of the whole set in split tables and EvalAI results (no split may have it).

@@ -6,7 +6,9 @@
 
 use rayon::prelude::*;
 
-use super::{Ctx, Metric, Out};
+use super::metric::Metric;
+use super::options::cancelled;
+use super::step::{Ctx, Out};
 use crate::input::{ErrorCode, InputError};
 use crate::metrics::meteor::{self, MeteorError, SegmentStats};
 
@@ -26,7 +28,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
         })
         .collect();
     let Some(stats) = stats.into_iter().collect::<Option<Vec<_>>>() else {
-        return Err(super::cancelled());
+        return Err(cancelled());
     };
     let mut ok = Vec::with_capacity(stats.len());
     for (i, st) in stats.into_iter().enumerate() {

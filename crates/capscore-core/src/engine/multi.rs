@@ -20,9 +20,11 @@
 
 use rustc_hash::FxHashMap;
 
+use super::options::Options;
 use super::report::{ImageScores, Report, Scores, Warning};
 pub use super::report::{MultiImage, MultiReport, Selection};
-use super::{score, Options, ReferenceSource};
+use super::score::score;
+use super::source::ReferenceSource;
 use crate::input::{Candidate, ErrorCode, ImageId, ImageKey, InputError};
 
 /// What to select.

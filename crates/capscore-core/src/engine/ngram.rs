@@ -7,7 +7,9 @@
 
 use rayon::prelude::*;
 
-use super::{Ctx, DfUse, Metric, Out, Warning, WarningCode};
+use super::metric::Metric;
+use super::report::{Warning, WarningCode};
+use super::step::{Ctx, DfUse, Out};
 use crate::corpus::{BatchWords, Caption, GramBuf, GramIndex, IdfSource, Interner, Matches};
 use crate::input::{ErrorCode, InputError};
 use crate::metrics::bleu::{self, BleuStats};

@@ -508,11 +508,11 @@ impl Serialize for ReportView<'_> {
             signature: &'a str,
             warnings: &'a [Warning],
             #[serde(skip_serializing_if = "Option::is_none")]
-            bootstrap: &'a Option<super::bootstrap::BootstrapReport>,
+            bootstrap: &'a Option<BootstrapReport>,
             #[serde(skip_serializing_if = "Option::is_none")]
             splits: &'a Option<std::collections::BTreeMap<String, SplitScores>>,
             #[serde(skip_serializing_if = "Option::is_none")]
-            multi_candidate: &'a Option<super::multi::MultiReport>,
+            multi_candidate: &'a Option<MultiReport>,
             #[serde(skip_serializing_if = "Option::is_none")]
             tokenized: &'a Option<Vec<TokenizedItem>>,
         }

@@ -10,8 +10,11 @@
 
 use serde_json::Value;
 
+use super::metric::Metric;
+use super::options::cancelled;
 use super::report::{SpiceCategories, SpiceImageReport, SpiceMeans, SpiceReport, SpiceTuple};
-use super::{Ctx, Metric, Out, Warning, WarningCode};
+use super::report::{Warning, WarningCode};
+use super::step::{Ctx, Out};
 use crate::input::{ImageKey, InputError};
 use crate::metrics::spice::{SceneGraph, SpiceImage, SpiceItem};
 
@@ -56,7 +59,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
         })
         .collect();
     if ctx.opts.cancelled() {
-        return Err(super::cancelled());
+        return Err(cancelled());
     }
     let corpus = sp.score(&keys, &items, ctx.opts.explain);
     out.aggregate.spice = Some(corpus.score);

@@ -12,7 +12,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::error::{ErrorCode, InputError};
+use crate::error::{ErrorCode, InputError};
 use super::{Candidate, ImageId, References};
 
 /// Parses JSON text, mapping errors to `invalid_json` with the position.
@@ -601,8 +601,17 @@ fn csv_references(text: &str, what: &str) -> Result<References, InputError> {
     }
     let ids = csv_ids(&header, &rows);
     let mut refs = References::default();
+    // A blank cell is not a reference: rows with fewer references than the widest row leave
+    // their last `caption_N` cells empty (aac-metrics' lists of unequal lengths).
     for (id, row) in ids.into_iter().zip(&rows) {
-        refs.push(id, cols.iter().map(|&(_, c)| row[c].clone()).collect());
+        refs.push(
+            id,
+            cols.iter()
+                .map(|&(_, c)| &row[c])
+                .filter(|cell| !cell.trim().is_empty())
+                .cloned()
+                .collect(),
+        );
     }
     Ok(refs)
 }

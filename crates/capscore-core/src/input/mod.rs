@@ -10,11 +10,10 @@
 //!
 //! Must not: read files, know about HTTP or the CLI, or compute metrics.
 
-pub mod error;
 pub mod fields;
 pub mod formats;
 
-pub use error::{ErrorCode, InputError};
+pub use crate::error::{ErrorCode, InputError};
 pub use fields::ImageFields;
 pub use formats::{
     parse_candidates, parse_candidates_text, parse_json, parse_references, parse_references_text,

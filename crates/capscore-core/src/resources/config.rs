@@ -8,7 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{fetch, load, ResourceError};
+use super::{fetch, how_to_get, load, ResourceError};
+use crate::engine::Metric;
 use crate::metrics::meteor::Meteor;
 use crate::metrics::spice::{Spice, SynonymSource};
 use crate::nlp::lemma::Lemmatizer;
@@ -23,7 +24,94 @@ pub struct ResourceArgs {
     pub offline: bool,
 }
 
+/// A run's metrics with the resources they need, loaded by the one policy every front end
+/// follows ([`ResourceArgs::load_for`]).
+#[derive(Default)]
+pub struct Loaded {
+    /// The metrics that will run (a default run may have left METEOR out).
+    pub metrics: Vec<Metric>,
+    /// METEOR's data (loaded for METEOR, and for SPICE, which shares its synonyms).
+    pub meteor: Option<Arc<Meteor>>,
+    /// SPICE's parser, lemmas and synonyms.
+    pub spice: Option<Arc<Spice>>,
+    /// Metrics left out of a default run, each with why and how to get its data.
+    pub skipped: Vec<(Metric, String)>,
+}
+
+impl Loaded {
+    /// The engine options of these metrics and resources (everything else at its default).
+    pub fn options(&self) -> crate::engine::Options<'_> {
+        crate::engine::Options {
+            meteor: self.meteor.as_deref(),
+            spice: self.spice.as_deref(),
+            ..crate::engine::Options::new(&self.metrics)
+        }
+    }
+}
+
 impl ResourceArgs {
+    /// Loads what `metrics` need (fetching first unless offline). The policy: a metric the
+    /// caller named (`explicit`) must load, or the error says what is missing and how to get
+    /// it; in a default run, METEOR whose data is missing and cannot be fetched is left out and
+    /// listed in [`Loaded::skipped`] (the rest is scored). SPICE is never in a default run.
+    pub fn load_for(&self, metrics: Vec<Metric>, explicit: bool) -> Result<Loaded, ResourceError> {
+        let mut metrics = metrics;
+        let mut skipped = Vec::new();
+        let dir = self.dir();
+        let want_spice = metrics.contains(&Metric::Spice);
+        let meteor = if metrics.contains(&Metric::Meteor) {
+            let why = match self.load_meteor() {
+                Ok(Some(m)) => Ok(m),
+                Ok(None) => Err(format!(
+                    "its data is missing from {} (offline)",
+                    dir.display()
+                )),
+                Err(e) => Err(e.to_string()),
+            };
+            match why {
+                Ok(m) => Some(Arc::new(m)),
+                Err(why) if explicit => {
+                    return Err(ResourceError::Unavailable {
+                        what: "METEOR".into(),
+                        why,
+                        how: how_to_get(false, &dir),
+                    })
+                }
+                Err(why) => {
+                    skipped.push((
+                        Metric::Meteor,
+                        format!(
+                            "METEOR skipped: {why}. To score METEOR: {}",
+                            how_to_get(false, &dir)
+                        ),
+                    ));
+                    metrics.retain(|m| *m != Metric::Meteor);
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let spice = if want_spice {
+            let s = self
+                .load_spice(meteor.clone())
+                .map_err(|e| ResourceError::Unavailable {
+                    what: "SPICE".into(),
+                    why: e.to_string(),
+                    how: how_to_get(true, &dir),
+                })?;
+            Some(Arc::new(s))
+        } else {
+            None
+        };
+        Ok(Loaded {
+            metrics,
+            meteor,
+            spice,
+            skipped,
+        })
+    }
+
     /// The cache folder in use.
     pub fn dir(&self) -> PathBuf {
         self.cache_dir

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use config::ResourceArgs;
+pub use config::{Loaded, ResourceArgs};
 
 /// The pycocoevalcap 1.2 wheel.
 pub const WHEEL_NAME: &str = "pycocoevalcap-1.2-py3-none-any.whl";
@@ -141,6 +141,16 @@ pub enum ResourceError {
     /// Downloading or extracting failed (the message names the wheel or member).
     #[error("{0}")]
     Fetch(String),
+    /// A metric's resources could not be had: why, and how to get them.
+    #[error("{what}'s resources are missing or unusable: {why}; to get them: {how}")]
+    Unavailable {
+        /// The metric.
+        what: String,
+        /// Why they could not be loaded.
+        why: String,
+        /// How to get them.
+        how: String,
+    },
     /// An I/O error on a path.
     #[error("I/O error on {path}: {source}")]
     Io {

@@ -1,6 +1,6 @@
 //! The stable error codes: ONE table ([`error_codes!`]) from which the [`ErrorCode`] enum, its
 //! string, HTTP status and title, and [`ErrorCode::ALL`] derive. The API's problem documents,
-//! the CLI's `error[code]` prefix, the OpenAPI description and the README's table all read it.
+//! the CLI's `error[code]` prefix, the OpenAPI description and the table in docs/http.md all read it.
 //!
 //! Must not: depend on HTTP crates (statuses are plain numbers here; the server converts).
 

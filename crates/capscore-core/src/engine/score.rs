@@ -1,0 +1,279 @@
+//! [`score`]: one plain run. The batch is joined with its references through a
+//! [`ReferenceSource`], every caption is tokenized once, and the requested metrics run as steps
+//! in [`Step`] order (`ngram.rs`, `meteor.rs`, `spice.rs`, then SPIDEr), each adding its keys,
+//! signature part and warnings; [`finish`] assembles the [`Report`].
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::bootstrap::intervals;
+use super::metric::Metric;
+use super::options::{cancelled, DfChoice, Options, Tokenizer};
+use super::report::{
+    ImageScores, PoolStats, Report, RunStats, Scores, TokenizedItem, Warning, WarningCode,
+};
+use super::source::{PrepareRequest, PreparedRefs, ReferenceSource};
+use super::step::{Ctx, DfUse, Out, Step, Tokenized};
+use super::{meteor, ngram, spice};
+use crate::input::{Batch, Candidate, ErrorCode, InputError};
+use crate::text::ptb;
+
+/// Tokenizes captions as one stream, as pycocoevalcap does (or takes them as given).
+fn tokenize_candidates(batch: &Batch, tokenizer: Tokenizer) -> Vec<String> {
+    let _span = tracing::debug_span!("tokenize").entered();
+    let cands: Vec<&str> = batch.items.iter().map(|i| i.candidate.as_str()).collect();
+    match tokenizer {
+        Tokenizer::Ptb => ptb::tokenize_stream(&cands),
+        Tokenizer::Pretokenized => cands.into_iter().map(str::to_owned).collect(),
+    }
+}
+
+/// The number of tokens the default tokenizer makes of `caption` on its own (in a stream the
+/// last token can depend on the next caption: the count may differ by one). Cheap for short
+/// captions: a caption of at most `bound` bytes has at most `bound` tokens and is not
+/// tokenized (the count returned is then its byte length). Servers bound per-caption work with
+/// it before scoring.
+pub fn caption_tokens_at_most(caption: &str, bound: usize) -> usize {
+    if caption.len() <= bound {
+        return caption.len();
+    }
+    ptb::tokenize_stream(&[caption])
+        .first()
+        .map_or(0, |t| t.split_whitespace().count())
+}
+
+/// Scores `candidates` against the references of `refs`: THE entry point of the library (the
+/// CLI, the server and the Python package all call it).
+pub fn score(
+    candidates: Vec<Candidate>,
+    refs: &dyn ReferenceSource,
+    opts: &Options<'_>,
+) -> Result<Report, InputError> {
+    let batch = refs.assemble(candidates)?;
+    let partial = coverage(&batch, opts.require_complete)?;
+    let req = PrepareRequest {
+        tokenize: opts.tokenizer == Tokenizer::Ptb,
+        spice: opts.spice.filter(|_| opts.metrics.contains(&Metric::Spice)),
+    };
+    let (prepared, cand_tok) = rayon::join(
+        || {
+            let _span = tracing::debug_span!("prepare_references").entered();
+            refs.prepare(&batch, &req)
+        },
+        || tokenize_candidates(&batch, opts.tokenizer),
+    );
+    let mut prepared = prepared?;
+    let tok = Tokenized {
+        candidates: cand_tok,
+        references: std::mem::take(&mut prepared.tokenized),
+    };
+    let df_label = format!("batch(N={})", batch.items.len());
+    let df = match opts.df {
+        DfChoice::Batch => match prepared.batch_table {
+            // The source's table IS the batch's (same references, same tokenization): it
+            // serves under the batch label (the signature stays the inline one).
+            Some(t) => DfUse::Table(t, &df_label),
+            None => DfUse::Batch,
+        },
+        DfChoice::Source => {
+            let t = refs.df_table().ok_or_else(|| {
+                InputError::new(
+                    ErrorCode::InvalidFormat,
+                    "cider_df \"dataset\" needs a \"dataset\"",
+                )
+            })?;
+            DfUse::Table(t, t.label)
+        }
+        DfChoice::Table(t) => {
+            // References interned by the source use the source's ids: only the source's own
+            // table shares them; any other table needs the words interned with its interner.
+            let same_ids = refs
+                .df_table()
+                .is_some_and(|own| std::ptr::eq(own.interner, t.interner));
+            if !same_ids {
+                prepared.interned = None;
+            }
+            DfUse::Table(t, t.label)
+        }
+    };
+    let ctx = Ctx {
+        batch: &batch,
+        tok: &tok,
+        refs: &prepared,
+        opts,
+        df,
+    };
+    let n = batch.items.len();
+    let mut out = Out {
+        aggregate: Scores::default(),
+        per_image: vec![Scores::default(); n],
+        bleu_totals: None,
+        spice: None,
+        signature: BTreeMap::new(),
+        warnings: partial.into_iter().collect(),
+        late_warnings: Vec::new(),
+        bleu_stats: None,
+        meteor_stats: None,
+    };
+    let mut steps: Vec<Step> = opts.metrics.iter().map(|m| m.step()).collect();
+    steps.sort_unstable();
+    steps.dedup();
+    for step in steps {
+        if opts.cancelled() {
+            return Err(cancelled());
+        }
+        match step {
+            Step::Meteor => meteor::run(&ctx, &mut out)?,
+            Step::Ngram => ngram::run(&ctx, &mut out)?,
+            Step::Spice => spice::run(&ctx, &mut out)?,
+            Step::Spider => spider(&mut out),
+        }
+    }
+    if opts.cancelled() {
+        return Err(cancelled());
+    }
+    Ok(finish(&batch, &tok, &prepared, opts, out))
+}
+
+/// SPIDEr (aac-metrics): the mean of CIDEr-D and SPICE, per image and for the corpus (both
+/// corpus scores are means over the images, so the corpus SPIDEr is the mean of the per-image
+/// values up to rounding).
+fn spider(out: &mut Out) {
+    let mean = |s: &Scores| match (s.cider, s.spice) {
+        (Some(c), Some(p)) => Some((c + p) / 2.0),
+        _ => None,
+    };
+    out.aggregate.spider = mean(&out.aggregate);
+    for row in &mut out.per_image {
+        row.spider = mean(row);
+    }
+    out.signature(Metric::Spider, "spider:(cider_d+spice)/2".into());
+}
+
+/// Strict mode's check: an error when images of the source have no candidate; otherwise the
+/// `partial_results` warning, if any is missing.
+fn coverage(batch: &Batch, strict: bool) -> Result<Option<Warning>, InputError> {
+    let m = &batch.missing;
+    if m.count == 0 {
+        return Ok(None);
+    }
+    let first: Vec<String> = m.first.iter().map(ToString::to_string).collect();
+    let more = if m.count > first.len() { ", ..." } else { "" };
+    let counts = format!(
+        "{} of the {} images of the references have no result ({} scored); first missing: {}{more}",
+        m.count,
+        m.of,
+        batch.items.len(),
+        first.join(", ")
+    );
+    if strict {
+        return Err(InputError::new(
+            ErrorCode::IncompleteResults,
+            format!("incomplete submission: {counts}"),
+        ));
+    }
+    Ok(Some(Warning {
+        code: WarningCode::PartialResults,
+        message: format!("partial submission: {counts}"),
+        image_ids: m.first.iter().map(|i| i.raw.clone()).collect(),
+    }))
+}
+
+/// The report: input warnings, per-image rows in output order, the signature.
+fn finish(
+    batch: &Batch,
+    tok: &Tokenized,
+    prepared: &PreparedRefs<'_>,
+    opts: &Options<'_>,
+    out: Out,
+) -> Report {
+    let _span = tracing::debug_span!("report").entered();
+    let n = batch.items.len();
+    let pool = PoolStats {
+        bleu: out.bleu_stats,
+        meteor: out.meteor_stats,
+        per_image: out.per_image.clone(),
+        keys: out.aggregate.entries().map(|(k, _)| k).collect(),
+        ids: batch.items.iter().map(|i| i.image_id.key.clone()).collect(),
+    };
+    let bootstrap = opts.bootstrap.map(|spec| intervals(&spec, &pool));
+    let mut warnings = out.warnings;
+    let ids = |f: &dyn Fn(usize) -> bool| -> Vec<Value> {
+        (0..n)
+            .filter(|&i| f(i))
+            .map(|i| batch.items[i].image_id.raw.clone())
+            .collect()
+    };
+    let empty = ids(&|i| tok.candidates[i].is_empty());
+    if !empty.is_empty() {
+        warnings.push(Warning::new(WarningCode::EmptyCandidate, empty));
+    }
+    let empty_refs = ids(&|i| tok.references[i].iter().any(String::is_empty));
+    if !empty_refs.is_empty() {
+        warnings.push(Warning::new(WarningCode::EmptyReference, empty_refs));
+    }
+    warnings.extend(out.late_warnings);
+    let tokenizer = match opts.tokenizer {
+        Tokenizer::Ptb => "tok:ptb-corenlp3.4.1-pycocoevalcap1.2",
+        Tokenizer::Pretokenized => "tok:none(pre-tokenized)",
+    };
+    let mut sig = vec![
+        format!("capscore:{}", env!("CARGO_PKG_VERSION")),
+        tokenizer.to_owned(),
+    ];
+    sig.extend(out.signature.into_values());
+    let per_image = batch
+        .output_order
+        .iter()
+        .map(|&i| ImageScores {
+            image_id: batch.items[i].image_id.raw.clone(),
+            scores: out.per_image[i],
+        })
+        .collect();
+    let tokenized = opts.include_tokenized.then(|| {
+        batch
+            .items
+            .iter()
+            .zip(tok.candidates.iter().zip(&tok.references))
+            .map(|(item, (c, r))| TokenizedItem {
+                image_id: item.image_id.raw.clone(),
+                candidate: c.clone(),
+                references: r.clone(),
+            })
+            .collect()
+    });
+    Report {
+        aggregate: out.aggregate,
+        per_image,
+        bleu_totals: out.bleu_totals,
+        spice: out.spice,
+        signature: sig.join("|"),
+        warnings,
+        bootstrap,
+        splits: None,
+        multi_candidate: None,
+        tokenized,
+        pool: opts.keep_pool.then_some(pool),
+        stats: RunStats {
+            spice_cached_graphs: prepared.spice.as_ref().map_or(0, |c| c.cached),
+            images: n,
+        },
+    }
+}
+
+/// Interns tokenized references (each split into words as BLEU and CIDEr split them, spec
+/// COCO §3.4): per image, per reference, the word ids.
+pub fn intern_references(
+    interner: &mut crate::corpus::Interner,
+    references: &[Vec<String>],
+) -> Vec<Vec<Vec<u32>>> {
+    references
+        .iter()
+        .map(|refs| {
+            refs.iter()
+                .map(|s| interner.intern_all(crate::text::split_py_whitespace(s)))
+                .collect()
+        })
+        .collect()
+}
