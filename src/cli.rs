@@ -91,15 +91,22 @@ pub struct FetchArgs {
 /// `capscore score`.
 #[derive(Debug, Args)]
 pub struct ScoreArgs {
-    /// References: a COCO captions annotation file, or a map {"<image_id>": ["ref", ...]}.
+    /// References: a COCO captions annotation file {"images", "annotations"}, a map
+    /// {"<image_id>": ["ref", ...]}, Karpathy's dataset_*.json (with --split), an aac-metrics
+    /// CSV (caption_1, caption_2, ... columns; blank cells are not references), or JSON lines
+    /// {"image_id", "captions": [...]}; any of them gzip-compressed (.gz).
     #[arg(long, env = "CAPSCORE_REFS")]
     pub refs: PathBuf,
-    /// Candidates: a COCO results file [{"image_id", "caption"}], or a map {"<image_id>": "cand"}.
+    /// Candidates: a COCO results file [{"image_id", "caption"}], a map {"<image_id>":
+    /// "caption"} or {"<image_id>": ["caption"]}, an aac-metrics CSV (a caption_predicted
+    /// column), or JSON lines {"image_id", "caption"}; any of them gzip-compressed (.gz).
     #[arg(long, env = "CAPSCORE_CANDS")]
     pub cands: PathBuf,
-    /// Comma-separated metrics: bleu, meteor, rouge_l, cider_d, cider_original, spice. Default:
-    /// bleu, meteor, rouge_l, cider_d (meteor is left out, with a note and a `metric_skipped`
-    /// warning, when its data is missing and cannot be fetched).
+    /// Comma-separated metrics: bleu (Bleu_1..Bleu_4), meteor (METEOR), rouge_l (ROUGE_L),
+    /// cider_d (CIDEr), cider_original (CIDEr_original), spice (SPICE, native parser: see
+    /// docs/fidelity.md), spider (SPIDEr: the mean of CIDEr-D and SPICE). Output keys are
+    /// accepted too. Default: bleu, meteor, rouge_l, cider_d (meteor is left out, with a note
+    /// and a `metric_skipped` warning, when its data is missing and cannot be fetched).
     #[arg(long, env = "CAPSCORE_METRICS")]
     pub metrics: Option<String>,
     /// With a Karpathy split file as --refs (dataset_coco.json, ...): take the references of

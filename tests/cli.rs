@@ -940,3 +940,35 @@ fn warnings_are_printed_on_stderr_as_one_line_each() {
     }
     assert!(err.contains("image_id 3"), "{err}");
 }
+
+/// Issue 25: `score --help` names every input format and every metric (with its output key),
+/// as the guide does.
+#[test]
+fn score_help_lists_every_input_format_and_metric() {
+    let out = capscore().args(["score", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    // Lines are wrapped to the terminal's width: compare word runs.
+    let help = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for format in [
+        "COCO captions annotation",
+        "COCO results",
+        "map",
+        "Karpathy",
+        "aac-metrics",
+        "JSON lines",
+        "gzip",
+    ] {
+        assert!(help.contains(format), "{format} missing from:\n{help}");
+    }
+    for m in capscore::engine::Metric::ALL {
+        assert!(help.contains(m.name()), "{} missing from:\n{help}", m.name());
+        // BLEU's four keys are named as a range.
+        for key in m.keys().iter().filter(|k| !k.starts_with("Bleu_")) {
+            assert!(help.contains(key), "{key} missing from:\n{help}");
+        }
+    }
+    assert!(help.contains("Bleu_1..Bleu_4"), "{help}");
+}

@@ -156,3 +156,27 @@ def test_alias_makes_pycocoevalcap_imports_resolve_to_capscore():
     code2 = "import capscore\nimport pycocoevalcap.bleu.bleu as b\nprint(b.__name__)\n"
     out = subprocess.run([sys.executable, "-c", code2], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.strip() == "capscore.pycocoevalcap.bleu.bleu"
+
+
+def test_native_spice_warns_once_naming_the_agreement_figures():
+    """Issue 25: the drop-in SPICE says what it is (native parser, approximate), once per
+    process, with Python's warnings; the exact metrics say nothing."""
+    import warnings
+
+    from capscore.pycocoevalcap import _common
+
+    g = golden("fakecap_val2017")
+    gts, res = tokenized_inputs(g)
+    ids = list(gts.keys())[:3]
+    gts = {i: gts[i] for i in ids}
+    res = {i: res[i] for i in ids}
+    _common._SPICE_WARNED = False
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        Cider().compute_score(gts, res)
+        assert not [w for w in seen if issubclass(w.category, _common.NativeSpiceWarning)]
+        Spice().compute_score(gts, res)
+        Spice().compute_score(gts, res)
+    spice = [w for w in seen if issubclass(w.category, _common.NativeSpiceWarning)]
+    assert len(spice) == 1, [str(w.message) for w in seen]
+    assert "docs/fidelity.md" in str(spice[0].message)

@@ -2,10 +2,35 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Dict, Hashable, List, Mapping, Sequence, Tuple
 
 from .. import _capscore
 from .._errors import CapscoreError
+
+
+class NativeSpiceWarning(UserWarning):
+    """SPICE was computed with capscore's native parser, not Stanford CoreNLP's."""
+
+
+_SPICE_WARNED = False
+
+
+def warn_native_spice() -> None:
+    """Says once per process that the drop-in's SPICE comes from the native parser: its scoring
+    half is exact, its parses are not CoreNLP's (agreement figures: docs/fidelity.md, SPICE)."""
+    global _SPICE_WARNED
+    if _SPICE_WARNED:
+        return
+    _SPICE_WARNED = True
+    warnings.warn(
+        "capscore computes SPICE with its native parser, not Stanford CoreNLP 3.6.0: the scoring "
+        "half is exact, the parses differ on some captions, so SPICE approximates the official "
+        "number (agreement figures in capscore's docs/fidelity.md, section SPICE). BLEU, METEOR, "
+        "ROUGE-L and CIDEr are exact.",
+        NativeSpiceWarning,
+        stacklevel=3,
+    )
 
 
 def aligned(

@@ -11,7 +11,7 @@ from typing import Any, Dict, Hashable, List, Optional, Sequence
 
 from .. import _capscore
 from .._errors import CapscoreError
-from ._common import aligned, spice_image
+from ._common import aligned, spice_image, warn_native_spice
 from .tokenizer.ptbtokenizer import PTBTokenizer
 
 # pycocoevalcap's scorers, in its order: (capscore metric, output keys, printed name).
@@ -59,6 +59,8 @@ class COCOEvalCap:
         scorers = [s for s in _SCORERS if s[0] in self.metrics]
         ids, cands, refs = aligned(gts, res)
         want_spice = "spice" in self.metrics
+        if want_spice:
+            warn_native_spice()
         aggregate, columns, extras = _capscore.score_lists(
             cands, refs, metrics=[m for m, _, _ in scorers], pretokenized=True, full=want_spice
         )

@@ -1,6 +1,7 @@
 """pycocoevalcap's ``Spice``: scene-graph F-score, with capscore's native parser (no Java, no
-Stanford CoreNLP download). Numbers follow capscore's SPICE (see the README's fidelity table:
-the scoring half is exact, the parser differs from CoreNLP on some captions)."""
+Stanford CoreNLP download). Numbers follow capscore's SPICE (see docs/fidelity.md: the
+scoring half is exact, the parser differs from CoreNLP on some captions); the first call warns
+once (``NativeSpiceWarning``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, Dict, Hashable, List, Mapping, Tuple
 
 import numpy as np
 
-from .._common import run, spice_image
+from .._common import run, spice_image, warn_native_spice
 
 
 class Spice:
@@ -37,6 +38,7 @@ class Spice:
         self, gts: Mapping[Hashable, List[str]], res: Mapping[Hashable, List[str]]
     ) -> Dict[Hashable, Dict[str, Dict[str, float]]]:
         """Each image's category dict, keyed by its own id (capscore's addition)."""
+        warn_native_spice()
         ids, _, _, extras = run(["spice"], gts, res, full=True)
         report = json.loads(extras["report"])
         return {i: spice_image(im) for i, im in zip(ids, report["spice"]["per_image"])}
