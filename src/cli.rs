@@ -233,7 +233,8 @@ pub struct ParseArgs {
     /// How a line becomes words.
     #[arg(long, value_enum, default_value = "words")]
     pub split: ParseSplit,
-    /// Worker threads (default: all cores). The output does not depend on it.
+    /// Worker threads (default: all cores; at most 4 per core, more is refused). The output
+    /// does not depend on it.
     #[arg(long, env = "CAPSCORE_THREADS")]
     pub threads: Option<usize>,
     /// Resource location and download policy.
@@ -256,7 +257,8 @@ pub struct OutputArgs {
     /// file is replaced atomically; a device, a pipe or a symlink's target is written through.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Worker threads (default: all cores). The output does not depend on it.
+    /// Worker threads (default: all cores; at most 4 per core, more is refused). The output
+    /// does not depend on it.
     #[arg(long, env = "CAPSCORE_THREADS")]
     pub threads: Option<usize>,
 }
@@ -348,10 +350,7 @@ fn metrics_and_pool(
         None => Metric::DEFAULT.to_vec(),
     };
     let explicit_meteor = metrics.is_some() && list.contains(&Metric::Meteor);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(|e| CliError::Other(format!("cannot start worker threads: {e}")))?;
+    let pool = engine::thread_pool(threads)?;
     Ok((list, explicit_meteor, pool))
 }
 
@@ -732,10 +731,7 @@ fn parse(a: ParseArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
             .map(|l| l.split_whitespace().collect())
             .collect(),
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.threads.unwrap_or(0))
-        .build()
-        .map_err(|e| CliError::Other(format!("cannot start worker threads: {e}")))?;
+    let pool = engine::thread_pool(a.threads)?;
     let mut w = std::io::BufWriter::new(stdout);
     // Blocks bound the memory held by parsed output; the result does not depend on them.
     for block in docs.chunks(4096) {

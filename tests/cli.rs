@@ -964,11 +964,44 @@ fn score_help_lists_every_input_format_and_metric() {
         assert!(help.contains(format), "{format} missing from:\n{help}");
     }
     for m in capscore::engine::Metric::ALL {
-        assert!(help.contains(m.name()), "{} missing from:\n{help}", m.name());
+        assert!(
+            help.contains(m.name()),
+            "{} missing from:\n{help}",
+            m.name()
+        );
         // BLEU's four keys are named as a range.
         for key in m.keys().iter().filter(|k| !k.starts_with("Bleu_")) {
             assert!(help.contains(key), "{key} missing from:\n{help}");
         }
     }
     assert!(help.contains("Bleu_1..Bleu_4"), "{help}");
+}
+
+/// Issue 29: `--threads` is capped (4 per core): a million threads is a clear error (exit 2,
+/// `limit_exceeded`, the cap named) before any thread starts.
+#[test]
+fn a_million_threads_are_refused_with_the_cap_named() {
+    let d = tempfile::tempdir().unwrap();
+    let refs = write(d.path(), "refs.json", &refs_map());
+    let cands = write(
+        d.path(),
+        "cands.json",
+        &json!([{"image_id": 7, "caption": "a surfer on a wave"}]),
+    );
+    let out = score(
+        &refs,
+        &cands,
+        &["--threads", "1000000", "--metrics", "bleu"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("limit_exceeded"), "{err}");
+    let max = capscore::engine::max_threads().to_string();
+    assert!(err.contains(&max), "{err}");
+    let ok = score(&refs, &cands, &["--threads", &max, "--metrics", "bleu"]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
 }

@@ -138,13 +138,7 @@ fn parse_metrics(metrics: Option<Vec<String>>) -> PyResult<Vec<Metric>> {
 fn on_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
     match threads {
         None => Ok(f()),
-        Some(n) => {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .map_err(|e| coded(ErrorCode::Internal.as_str(), e.to_string()))?;
-            Ok(pool.install(f))
-        }
+        Some(n) => Ok(engine::thread_pool(Some(n)).map_err(input_err)?.install(f)),
     }
 }
 

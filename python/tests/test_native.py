@@ -119,6 +119,15 @@ def test_threads_give_the_same_bytes():
     assert json.dumps(one) == json.dumps(two)
 
 
+def test_a_million_threads_are_refused_before_any_starts():
+    """Issue 29: threads are capped at 4 per core; above it, a CapscoreError names the cap."""
+    refs, cands = corpus(5)
+    with pytest.raises(CapscoreError) as e:
+        capscore.score(refs, cands, metrics=["bleu"], threads=1_000_000)
+    assert e.value.code == "limit_exceeded"
+    assert "4 x the" in str(e.value) and "cores here" in str(e.value)
+
+
 def test_concurrent_python_threads():
     refs, cands = corpus(126)
     expected = capscore.score(refs, cands, metrics=["bleu", "meteor", "rouge_l", "cider_d"])

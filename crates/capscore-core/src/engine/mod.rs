@@ -14,6 +14,7 @@
 //! | `source.rs` | [`ReferenceSource`]: inline references or a registered dataset |
 //! | `report.rs` | the one set of output types, serialized and documented |
 //! | `metric.rs` | [`Metric`]: names, parsing, output keys |
+//! | `pool.rs` | the worker pool a front end runs a job on, and the cap on threads |
 //!
 //! Imports point down this table's dependencies only: `job` -> `leaderboard`, `multi`,
 //! `compare` -> `score` -> the steps -> `step`, `options`, `report`, `source`, `metric`; this
@@ -35,6 +36,7 @@ mod metric;
 pub mod multi;
 mod ngram;
 mod options;
+mod pool;
 pub mod report;
 mod score;
 pub mod source;
@@ -44,6 +46,7 @@ mod step;
 pub use job::{run, Job, Kind, Outcome, Refs};
 pub use metric::{coded_error, Metric};
 pub use options::{DfChoice, Options, Tokenizer};
+pub use pool::{check_threads, max_threads, thread_pool, THREADS_PER_CORE};
 pub use report::{
     BleuTotals, ImageScores, Report, RunStats, Scores, SpiceReport, TokenizedItem, Warning,
     WarningCode,

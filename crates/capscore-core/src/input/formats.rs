@@ -12,8 +12,8 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::error::{ErrorCode, InputError};
 use super::{Candidate, ImageId, References};
+use crate::error::{ErrorCode, InputError};
 
 /// Parses JSON text, mapping errors to `invalid_json` with the position.
 pub fn parse_json(text: &str, what: &str) -> Result<Value, InputError> {
