@@ -7,6 +7,8 @@ Three ways in:
   ``capscore.install_pycocoevalcap_alias()`` makes ``import pycocoevalcap...`` load them.
 * ``capscore.CiderD``: CIDEr-D (and BLEU-4) rewards for self-critical training, and
   ``capscore.Evaluator`` for sharded evaluation with ``merge``.
+* ``capscore.evaluate(candidates, mult_references)`` (aac-metrics' call) and
+  ``capscore.compute(predictions=..., references=...)`` (HuggingFace ``evaluate``'s call).
 
 Errors are :class:`CapscoreError` with ``err.code`` set to the stable code of the CLI and the
 HTTP API (for example ``"unknown_image_id"``).
@@ -20,6 +22,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _capscore
 from ._errors import CapscoreError
+from .compat import compute, evaluate
 from .evaluator import Evaluator
 from .scst import CiderD
 
@@ -28,6 +31,8 @@ __all__ = [
     "CiderD",
     "Evaluator",
     "compare",
+    "compute",
+    "evaluate",
     "ERROR_CODES",
     "fetch",
     "install_pycocoevalcap_alias",

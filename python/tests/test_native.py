@@ -97,9 +97,22 @@ def test_evaluator_shards_merge_to_the_union(seed):
         ev.update({i: refs[i] for i in part}, {i: cands[i] for i in part})
         evs.append(pickle.loads(pickle.dumps(ev)))  # shipped between processes
     merged = evs[0].merge(evs[1]).merge(evs[2])
-    union = capscore.score({i: refs[i] for i in ids}, {i: cands[i] for i in ids},
+    # compute() scores the canonical order (integer ids ascending).
+    canonical = sorted(ids)
+    union = capscore.score({i: refs[i] for i in canonical}, {i: cands[i] for i in canonical},
                            metrics=["bleu", "meteor", "rouge_l", "cider_d"])
     assert merged.compute() == union
+    # Shards arriving in another order, or split by stride (DistributedSampler), give the
+    # same bytes.
+    rev = Evaluator(metrics=["bleu", "meteor", "rouge_l", "cider_d"])
+    for ev in reversed(evs):
+        rev.merge(ev)
+    assert json.dumps(rev.compute()) == json.dumps(union)
+    strided = [Evaluator(metrics=["bleu", "meteor", "rouge_l", "cider_d"]) for _ in range(3)]
+    for k, ev in enumerate(strided):
+        part = ids[k::3]
+        ev.update({i: refs[i] for i in part}, {i: cands[i] for i in part})
+    assert json.dumps(strided[2].merge(strided[0]).merge(strided[1]).compute()) == json.dumps(union)
 
 
 def test_evaluator_rejects_conflicting_shards():
@@ -254,3 +267,83 @@ def test_leaderboard_options_equal_the_cli(cli, tmp_path):
     with pytest.raises(CapscoreError) as e:
         capscore.compare(refs, a[1:], cands, metrics=["bleu"])
     assert e.value.code == "image_sets_differ"
+
+
+def test_evaluator_takes_pycocoevalcap_shapes_numpy_ids_and_column_batches():
+    """Issue 25: `{id: [caption]}`, numpy integer ids and Ray Data's column batch all add the
+    same images as plain dicts."""
+    import numpy as np
+
+    refs, cands = corpus(12)
+    ids = sorted(cands)
+    want = Evaluator(metrics=["bleu", "rouge_l", "cider_d"]).update(refs, cands).compute()
+    listed = Evaluator(metrics=["bleu", "rouge_l", "cider_d"]).update(
+        {np.int64(i): refs[i] for i in ids}, {np.int64(i): [cands[i]] for i in ids}
+    )
+    assert listed.compute() == want
+    batch = {
+        "image_id": np.array(ids, dtype=np.int64),
+        "caption": np.array([cands[i] for i in ids], dtype=object),
+        "references": np.array([np.array(refs[i], dtype=object) for i in ids], dtype=object),
+    }
+    cols = Evaluator(metrics=["bleu", "rouge_l", "cider_d"]).update(batch)
+    assert cols.compute() == want
+
+
+def test_evaluator_refuses_bad_input_and_leaves_its_state_unchanged():
+    """Issue 29: wrong types are a CapscoreError naming the image; an update or a merge that
+    fails part way changes nothing; evaluators for other metrics do not merge."""
+    refs, cands = corpus(6)
+    ids = sorted(cands)
+    ev = Evaluator(metrics=["bleu"]).update({ids[0]: refs[ids[0]]}, {ids[0]: cands[ids[0]]})
+    before = pickle.dumps(ev)
+    bad_refs = {i: refs[i] for i in ids}
+    bad_refs[ids[3]] = "a single string is not a list of references"
+    with pytest.raises(CapscoreError) as e:
+        ev.update(bad_refs, {i: cands[i] for i in ids})
+    assert e.value.code == "invalid_format" and repr(ids[3]) in str(e.value)
+    assert pickle.dumps(ev) == before
+    with pytest.raises(CapscoreError) as e:
+        ev.update({ids[1]: [1, 2]}, {ids[1]: cands[ids[1]]})
+    assert e.value.code == "invalid_caption"
+    with pytest.raises(CapscoreError) as e:
+        ev.update({True: ["a"]}, {True: "a"})
+    assert e.value.code == "invalid_image_id"
+    # A merge whose last image conflicts adds nothing.
+    other = Evaluator(metrics=["bleu"]).update({i: refs[i] for i in ids[1:]}, {i: cands[i] for i in ids[1:]})
+    other._images[ids[0]] = ("something else", refs[ids[0]])
+    with pytest.raises(CapscoreError) as e:
+        ev.merge(other)
+    assert e.value.code == "duplicate_image_id"
+    assert pickle.dumps(ev) == before
+    with pytest.raises(CapscoreError) as e:
+        ev.merge(Evaluator(metrics=["cider_d"]))
+    assert "metrics" in str(e.value)
+    assert pickle.dumps(ev) == before
+
+
+def test_aac_metrics_and_huggingface_call_shapes_equal_score():
+    """Issue 25: `evaluate(candidates, mult_references)` (aac-metrics) and
+    `compute(predictions=..., references=...)` (HuggingFace) give capscore.score's numbers on
+    the same data (item i = candidates[i] against references[i])."""
+    refs, cands = corpus(40)
+    ids = list(cands)
+    candidates = [cands[i] for i in ids]
+    mult = [refs[i] for i in ids]
+    metrics = ["bleu", "rouge_l", "cider_d"]
+    want = capscore.score({k: mult[k] for k in range(len(ids))}, {k: candidates[k] for k in range(len(ids))}, metrics=metrics)
+    corpus_scores, sents = capscore.evaluate(candidates, mult, metrics=metrics)
+    assert corpus_scores["cider_d"] == want["aggregate"]["CIDEr"]
+    assert corpus_scores["bleu_4"] == want["aggregate"]["Bleu_4"]
+    assert corpus_scores["rouge_l"] == want["aggregate"]["ROUGE_L"]
+    assert [float(x) for x in sents["cider_d"]] == [r["CIDEr"] for r in want["per_image"]]
+    hf = capscore.compute(predictions=candidates, references=mult, metrics=metrics)
+    assert {k: hf[k] for k in want["aggregate"]} == want["aggregate"]
+    assert hf["per_item"]["Bleu_1"] == [r["Bleu_1"] for r in want["per_image"]]
+    one = capscore.compute(predictions=candidates[:3], references=[m[0] for m in mult[:3]], metrics=["bleu"])
+    assert one["Bleu_1"] == capscore.score({k: [mult[k][0]] for k in range(3)}, {k: candidates[k] for k in range(3)}, metrics=["bleu"])["aggregate"]["Bleu_1"]
+    with pytest.raises(CapscoreError) as e:
+        capscore.evaluate(candidates, mult[:-1])
+    assert e.value.code == "invalid_format"
+    with pytest.raises(CapscoreError):
+        capscore.evaluate(candidates, [m[0] for m in mult])
