@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
-"""Generate src/text/ptb_tables.rs from the observed CoreNLP 3.4.1 code-point sweep.
+"""Generate crates/capscore-core/src/text/ptb/classes/tables.rs from the observed CoreNLP 3.4.1
+code-point sweep.
+
+Usage: scripts/gen_ptb_tables.py [SWEEP.jsonl.gz [OUT.rs]]
+(defaults: tests/fixtures/tokenizer/codepoints_ptb341.jsonl.gz and the path above)
 
 Input: codepoints_ptb341.jsonl.gz (observed tokenizer output for `a<c>b` and `a <c> b`).
 Classes (observed behaviour only):
   LETTER: kept inside a word and a token on its own, not Unicode Nd
   DIGIT:  same, Unicode Nd (used for number-shaped rules)
   SYMBOL: always a token on its own
-Everything else defaults to "deleted / separator" unless handled by name in ptb.rs.
-ASCII is handled by explicit rules in ptb.rs and left out of the tables.
+Everything else defaults to "deleted / separator" unless handled by name in the rule files of
+crates/capscore-core/src/text/ptb/. ASCII is handled by explicit rules there and left out of
+the tables.
 """
 import gzip, json, sys, unicodedata
+from pathlib import Path
 
-src = sys.argv[1]
-out = sys.argv[2]
+ROOT = Path(__file__).resolve().parent.parent
+src = sys.argv[1] if len(sys.argv) > 1 else ROOT / "tests/fixtures/tokenizer/codepoints_ptb341.jsonl.gz"
+out = sys.argv[2] if len(sys.argv) > 2 else ROOT / "crates/capscore-core/src/text/ptb/classes/tables.rs"
 letter, digit, symbol = [], [], []
 for line in gzip.open(src, "rt", encoding="utf-8"):
     d = json.loads(line)

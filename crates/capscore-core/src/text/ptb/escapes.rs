@@ -1,0 +1,197 @@
+//! SGML tags and escaped characters.
+//!
+//! Tags (`<b>`, `</a>`, `<br/>`, `<!-- c -->`) are one token; `<` also opens e-mail addresses;
+//! `\*` is a token (in threes); the escaped slash `\/` joins words like `/` does (see
+//! `words.rs`).
+
+use super::classes::java_lower;
+use super::lexer::Lexer;
+
+/// Length of an SGML tag starting at `buf[i] == '<'`, limited to `end`.
+///
+/// Observed shapes: `<!…>` and `<?…>` (anything but `<` and a line break inside); a closing
+/// tag `</NAME␣*>`; an opening tag `<NAME` then attributes (spaces, an ASCII-letter-led
+/// `NAME`, optionally `␣*=␣*` and a value in double or single quotes, which may hold anything
+/// but its quote and a line break), then `␣*/?␣*>`. `NAME` is an ASCII letter, then ASCII
+/// letters, digits, `_ - . :`. (`<a href="x">`, `<a b/>`, `<a/ >` are tags; `<a b=c>`,
+/// `<T,>`, `<a/b>`, `</a b>`, `<a b="c"d>` are not.)
+pub(super) fn sgml_len(buf: &[char], i: usize, end: usize) -> Option<usize> {
+    let mut j = i + 1;
+    if j < end && matches!(buf[j], '!' | '?') {
+        let bang = buf[j] == '!';
+        j += 1;
+        if j >= end || !(buf[j].is_ascii_alphabetic() || (bang && buf[j] == '-')) {
+            return None;
+        }
+        while j < end {
+            match buf[j] {
+                '>' => return Some(j + 1 - i),
+                '<' | '\n' => return None,
+                _ => j += 1,
+            }
+        }
+        return None;
+    }
+    let name = |mut j: usize| -> Option<usize> {
+        if !(j < end && buf[j].is_ascii_alphabetic()) {
+            return None;
+        }
+        while j < end && (buf[j].is_ascii_alphanumeric() || matches!(buf[j], '_' | '-' | '.' | ':'))
+        {
+            j += 1;
+        }
+        Some(j)
+    };
+    let spaces = |mut j: usize| {
+        while j < end && matches!(buf[j], ' ' | '\t') {
+            j += 1;
+        }
+        j
+    };
+    let close = j < end && buf[j] == '/';
+    if close {
+        j += 1;
+    }
+    j = name(j)?;
+    if !close {
+        loop {
+            let s = spaces(j);
+            if s == j {
+                break;
+            }
+            let Some(n) = name(s) else {
+                j = s;
+                break;
+            };
+            j = n;
+            let q = spaces(j);
+            if q < end && buf[q] == '=' {
+                let v = spaces(q + 1);
+                if !(v < end && matches!(buf[v], '"' | '\'')) {
+                    return None;
+                }
+                let mut k = v + 1;
+                while k < end && buf[k] != buf[v] && buf[k] != '\n' {
+                    k += 1;
+                }
+                if k >= end || buf[k] != buf[v] {
+                    return None;
+                }
+                j = k + 1;
+            }
+        }
+        j = spaces(j);
+        if j < end && buf[j] == '/' {
+            j = spaces(j + 1);
+        }
+    } else {
+        j = spaces(j);
+    }
+    (j < end && buf[j] == '>').then_some(j + 1 - i)
+}
+
+impl Lexer<'_> {
+    /// `<`: an e-mail address in angle brackets (`<a@b.c>`, soft hyphens stay: `<3@\u{AD}`),
+    /// an SGML tag (kept whole, lower-cased: `<b>`, `</a>`, `<br/>`), else a run of `<` in
+    /// pairs (`<<<` → `<<` `<`), observed.
+    pub(super) fn angle_bracket(&mut self, i: usize) -> usize {
+        if let Some(n) = self.email(i) {
+            let t: String = self.buf[i..i + n].iter().collect();
+            self.emit(&java_lower(&t));
+            return i + n;
+        }
+        if let Some(n) = sgml_len(self.buf, i, self.end) {
+            let t = self.buf[i..i + n].to_vec();
+            self.emit_lower(&t);
+            return i + n;
+        }
+        let n = self.run_len(i, '<').min(2);
+        self.emit(&"<".repeat(n));
+        i + n
+    }
+
+    /// `\*` (an escaped asterisk) is a token; runs of them come in threes (`\*\*\*\*` →
+    /// `\*\*\*` `\*`), observed.
+    pub(super) fn escaped_asterisks(&mut self, i: usize) -> usize {
+        let mut n = 0;
+        while n < 3 && self.at(i + 2 * n) == Some('\\') && self.at(i + 2 * n + 1) == Some('*') {
+            n += 1;
+        }
+        self.emit(&"\\*".repeat(n));
+        i + 2 * n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::text::ptb::tests::{check_cases, check_lines};
+
+    /// Observed lines: input, the reference's raw output line (next line lower case;
+    /// `tests/fixtures/tokenizer/samples.json`).
+    const LINES: &[(&str, &str)] = &[
+        ("<3", "< 3"),
+        ("<a>", "<a>"),
+        ("a<b", "a < b"),
+        ("</a>", "</a>"),
+        ("<br/>", "<br/>"),
+        ("a << b", "a << b"),
+        ("<!-- c -->", "<!--\u{A0}c\u{A0}-->"),
+        ("<b>bold</b>", "<b> bold </b>"),
+        ("<a href=\"x\">y</a>", "<a\u{A0}href=\"x\"> y </a>"),
+    ];
+
+    /// Observed cases: caption, next line, tokenized caption after the punctuation filter
+    /// (`tests/fixtures/tokenizer/fuzz_regressions*.jsonl.gz`).
+    const CASES: &[(&str, &str, &str)] = &[
+        ("\u{9}\u{FE0F} <,@User_1 P.S.!", "ey'll山", "< @user_1 p.s."),
+        (" < b >90'S K....", "g'SA.a&b", "< b > 90 's k."),
+        ("'_<", "6", "'_<"),
+        ("1\\/t", "!", "1\\/t"),
+        ("<->", "'", "< >"),
+        ("</b> I'll⅔#\u{FE0F}\u{20E3}", "M'mC", "</b> i 'll 2/3 #"),
+        ("<3.", "t.n't.", "< 3"),
+        ("<:(", "2", "<:-lrb-"),
+        ("<<<", "\u{AD}", "<< <"),
+        ("<G�>", "\u{20DD}", "< g >"),
+        ("<N@\u{AD}", ".", "<n@\u{AD}"),
+        ("<f ->", "‹", "< f >"),
+        ("<o、>", "m", "< o 、 >"),
+        (
+            "<p> 、 ۱۲.\u{80} example.org. ",
+            "k'n&a",
+            "<p> 、 ۱۲ $ example.org",
+        ),
+        ("<p>.", "٢\u{301}", "<p>"),
+        ("<p>\u{205F}", "O'O", "<p>"),
+        ("<u\u{FE0F}>", "h", "< u >"),
+        ("<w#>", "t", "< w # >"),
+        (">_<5x6 العربية", "0's3/4", ">_< 5x6 العربية"),
+        ("d<98.6°F", "t’GONNA ;", "d < 98.6 ° f"),
+        ("n\\/s", "h", "n\\/s"),
+        (
+            "Москваnt a.b@c.co.uk<<",
+            "！.com",
+            "москваnt a.b@c.co.uk <<",
+        ),
+        (
+            "\u{2009}－1\u{A0}1/2us=(555)'<< _",
+            "he'll-Co",
+            "－ 1\u{A0}1/2 us = -lrb- 555 -rrb- << _",
+        ),
+        (
+            "⸺👋🏻 ֊ AT&TTIS ¥,{X} <p>",
+            "0's-o",
+            "at&ttis ¥ -lcb- x -rcb- <p>",
+        ),
+    ];
+
+    #[test]
+    fn observed_lines() {
+        check_lines(LINES);
+    }
+
+    #[test]
+    fn observed_cases() {
+        check_cases(CASES);
+    }
+}

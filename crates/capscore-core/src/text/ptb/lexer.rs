@@ -1,0 +1,253 @@
+//! The scanner: the [`Lexer`] state, the dispatch of [`Lexer::step`] on the first character
+//! of a token, and [`Lexer::word`], which runs the word rules in order. The rules themselves
+//! live in their family's file.
+
+use super::classes::{is_hyph2, is_letter, is_symbol, is_wordish, java_lower};
+use super::entities::letter_entity_len;
+use super::punctuation::quote_map;
+
+pub(super) struct Lexer<'a> {
+    pub(super) buf: &'a [char],
+    pub(super) end: usize,
+    pub(super) out: String,
+    /// No `@` before the next e-mail terminator for starts before this position.
+    pub(super) no_at_before: usize,
+    /// No `.com`-like ending before the next terminator for starts before this position.
+    pub(super) no_dotcom_before: usize,
+    /// Measuring the word rule alone, without the `www.` and file-name rules (see
+    /// [`Lexer::longer_than_word`]).
+    pub(super) measuring: bool,
+}
+
+impl Lexer<'_> {
+    pub(super) fn at(&self, i: usize) -> Option<char> {
+        if i < self.end {
+            Some(self.buf[i])
+        } else {
+            None
+        }
+    }
+
+    pub(super) fn emit(&mut self, tok: &str) {
+        if tok.is_empty() {
+            return;
+        }
+        if !self.out.is_empty() {
+            self.out.push(' ');
+        }
+        self.out.push_str(tok);
+    }
+
+    pub(super) fn emit_lower(&mut self, chars: &[char]) {
+        let s: String = chars.iter().filter(|&&c| c != '\u{AD}').collect();
+        let s = java_lower(&s).replace(' ', "\u{A0}");
+        self.emit(&s);
+    }
+
+    pub(super) fn run(&mut self) {
+        let mut i = 0;
+        while i < self.end {
+            i = self.step(i);
+        }
+    }
+
+    pub(super) fn run_len(&self, i: usize, c: char) -> usize {
+        let mut j = i;
+        while j < self.end && self.buf[j] == c {
+            j += 1;
+        }
+        j - i
+    }
+
+    pub(super) fn one(&mut self, i: usize, tok: &str) -> usize {
+        self.emit(tok);
+        i + 1
+    }
+
+    /// Tokenize starting at `i`; return the next position.
+    ///
+    /// The rules are tried in this order (first match wins); each lives in its family's file.
+    pub(super) fn step(&mut self, i: usize) -> usize {
+        let c = self.buf[i];
+        let next = self.at(i + 1);
+        if !matches!(c, ' ' | '\t' | '\n') {
+            if let Some(k) = self.symbol_dotcom(i) {
+                return k;
+            }
+        }
+        if c == '\u{AD}' {
+            if let Some(k) = self.soft_hyphen_alone(i) {
+                return k;
+            }
+        }
+        if is_wordish(c) && !is_hyph2(c) {
+            return self.word(i);
+        }
+        if matches!(c, ':' | ';' | '=' | '<' | '>') && self.emoticon_at(i) {
+            if let Some(n) = self.emoticon(i) {
+                return n;
+            }
+        }
+        if self.number_starts(i) {
+            return self.word(i);
+        }
+        if c == '(' {
+            if let Some(n) = self.phone(i) {
+                return n;
+            }
+        }
+        if let Some(k) = self.underscore_face(i) {
+            return k;
+        }
+        match c {
+            '<' => self.angle_bracket(i),
+            '\\' if next == Some('*') => self.escaped_asterisks(i),
+            '>' | '*' => self.symbol_run(i),
+            '\'' => self.straight_apostrophe(i),
+            '"' => self.double_quote(i),
+            '(' | ')' | '[' | ']' | '{' | '}' => self.bracket(i),
+            ':' | ';' => self.colon(i),
+            '-' => self.hyphen_run(i),
+            '.' => self.periods(i),
+            '!' | '?' => self.mark_run(i),
+            '&' => self.amp(i),
+            '#' | '@' if next == Some(c) => self.symbol_run(i),
+            '@' if next.is_some_and(|n| n.is_ascii_alphabetic() || n == '_') => self.handle(i),
+            '#' if next.is_some_and(is_letter)
+                || letter_entity_len(self.buf, i + 1, self.end) > 0 =>
+            {
+                self.hashtag(i)
+            }
+            '\u{AD}' => self.one(i, "-"),
+            '\u{80}' | '\u{A4}' | '\u{20A0}' | '\u{20AC}' | '\u{A2}' | '\u{A3}' => self.currency(i),
+            '\u{85}' | '\u{2026}' => self.one(i, "..."),
+            _ if quote_map(c).is_some() => self.quote_run(i),
+            '\u{96}' | '\u{97}' | '\u{2013}' | '\u{2014}' | '\u{2015}' => self.one(i, "--"),
+            '\u{BC}' | '\u{BD}' | '\u{BE}' | '\u{2153}' | '\u{2154}' => self.vulgar_fraction(i),
+            '\u{B2}' | '\u{B3}' | '\u{B9}' | '\u{2070}' | '\u{2074}'..='\u{2079}' => {
+                self.superscripts(i)
+            }
+            '\u{2080}'..='\u{2089}' => self.subscripts(i),
+            '_' => self.symbol_run(i),
+            '$' | '%' | ',' | '=' | '^' | '~' | '|' | '\\' | '@' | '#' | '/' => {
+                self.one(i, &c.to_string())
+            }
+            _ => self.other_character(i),
+        }
+    }
+
+    /// Any other character: printable ASCII and the symbols of the generated table are tokens
+    /// of their own (lower-cased), everything else is deleted and ends the current token
+    /// (spec COCO §3.2, "untokenizable characters").
+    fn other_character(&mut self, i: usize) -> usize {
+        let c = self.buf[i];
+        if c.is_ascii() {
+            if c.is_ascii_graphic() {
+                return self.one(i, &c.to_string());
+            }
+            return i + 1;
+        }
+        if is_symbol(c) {
+            let t = c.to_lowercase().collect::<String>();
+            return self.one(i, &t);
+        }
+        i + 1
+    }
+
+    /// A run of the same symbol: `*` (any length), `#`, `@`, `_` (any length, reached only when
+    /// no hashtag, handle or word rule applies), `>` (pairs: `>>>` → `>>` `>`), observed.
+    fn symbol_run(&mut self, i: usize) -> usize {
+        let c = self.buf[i];
+        let mut n = self.run_len(i, c);
+        if c == '>' {
+            n = n.min(2);
+        }
+        self.emit(&c.to_string().repeat(n));
+        i + n
+    }
+
+    /// A word-like token starting at `i` (letters, digits and internal connectors).
+    ///
+    /// The whole-token shapes are tried first (URLs and e-mail, fractions, file names, phone
+    /// numbers, hyphenated acronyms, apostrophe words); then the word scanner
+    /// ([`Lexer::scan_word`]) takes what it can, and the rules on what follows the scanned
+    /// word run in order (first match wins). Each rule lives in its family's file.
+    pub(super) fn word(&mut self, i: usize) -> usize {
+        let b = self.buf;
+        if let Some(k) = self.url_or_email(i) {
+            return k;
+        }
+        let frac = match self.fraction_start(i) {
+            Ok(k) => return k,
+            Err(frac) => frac,
+        };
+        let whole = [
+            Self::file_name_word,
+            Self::phone_word,
+            Self::hyphen_acronym,
+            Self::apostrophe_word,
+            Self::o_apos_o,
+            Self::elision,
+        ];
+        for rule in whole {
+            if let Some(k) = rule(self, i) {
+                return k;
+            }
+        }
+        let scan = self.scan_word(i);
+        let mut j = scan.j;
+        if j == i {
+            return self.one(i, &b[i].to_string());
+        }
+        if scan.nt_join {
+            match self.nt_word_end(i, j) {
+                Ok(e) => j = e,
+                Err(k) => return k,
+            }
+        }
+        if let Some(k) = self.dot_hyphen_word(i, j, frac) {
+            return k;
+        }
+        if let Some(k) = self.fraction_candidate(i, j, frac) {
+            return k;
+        }
+        if scan.seg_apos {
+            return self.apos_segment_word(i, j);
+        }
+        let after = [
+            Self::currency_code,
+            Self::c_sharp,
+            Self::dropped_g,
+            Self::period_before_comma,
+            Self::apos_letter_period,
+            Self::acronym_hyphen_word,
+            Self::abbreviation_period,
+            Self::apos_entity_after_word,
+            Self::elision_entity,
+            Self::special_before_clitic,
+            Self::special_first_part,
+        ];
+        for rule in after {
+            if let Some(k) = rule(self, i, j) {
+                return k;
+            }
+        }
+        self.emit_word(&b[i..j]);
+        j
+    }
+
+    /// `Some(n)` unless the word rule alone (no `www.` or file-name rule) takes more than `n`
+    /// characters from `i` (the longer match wins: `www.x2.AYı`, `www.a.coé`, `D.C.`,
+    /// `2.x.-o` are words).
+    pub(super) fn longer_than_word(&self, i: usize, n: usize) -> Option<usize> {
+        let mut lx = Lexer {
+            buf: self.buf,
+            end: self.end,
+            out: String::new(),
+            no_at_before: 0,
+            no_dotcom_before: 0,
+            measuring: true,
+        };
+        (lx.word(i) <= i + n).then_some(n)
+    }
+}

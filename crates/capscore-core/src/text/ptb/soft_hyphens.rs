@@ -1,0 +1,166 @@
+//! Soft hyphens (U+00AD) and format characters.
+//!
+//! The reference treats a soft hyphen as a letter inside and at the start of words and deletes
+//! it from their text; standing alone it is `-`. Inside words the rules interact with number,
+//! hyphen and apostrophe joins; those in-word rules are [`Lexer::shy_in_number`] and
+//! [`Lexer::shy_after_join`] here, and the checks the word scanner makes on the characters it
+//! takes (`crate::text::ptb::words`). File names and URLs keep their soft hyphens
+//! (`crate::text::ptb::urls`).
+
+use super::classes::{is_alnum, is_digit, is_letter, java_lower};
+use super::lexer::Lexer;
+use super::words::{ascii_part, Flow, WordScan};
+
+impl Lexer<'_> {
+    /// A soft hyphen that does not start a word: before a period and letters it starts a
+    /// period word (`\u{AD}.E` → `.e`, a file name keeps it: `\u{AD}.C` → `\u{AD}.c`);
+    /// otherwise it is `-` unless a letter or digit follows (after more soft hyphens), or `!`
+    /// / `?` and a letter (`\u{AD}?U` → `?u`), observed. `None`: the word rule takes it.
+    pub(super) fn soft_hyphen_alone(&mut self, i: usize) -> Option<usize> {
+        let mut k = i + 1;
+        while k < self.end && self.buf[k] == '\u{AD}' {
+            k += 1;
+        }
+        if self.at(k) == Some('.')
+            && self
+                .at(k + 1)
+                .is_some_and(|c| is_letter(c) && c != '\u{AD}')
+        {
+            // (then letters and digits, and more periods before letters: `\u{AD}.E3` →
+            // `.e3`, `\u{AD}.a.m` → `.a.m`)
+            let mut e = k + 1;
+            while e < self.end
+                && (is_alnum(self.buf[e])
+                    || (self.buf[e] == '.' && self.at(e + 1).is_some_and(is_letter)))
+            {
+                e += 1;
+            }
+            let keep = self.filename(i) == Some(e);
+            let t: String = self.buf[if keep { i } else { k }..e].iter().collect();
+            self.emit(&java_lower(&t));
+            return Some(e);
+        }
+        let mark_word = k + 1 < self.end
+            && matches!(self.buf[k], '!' | '?')
+            && is_letter(self.buf[k + 1])
+            && self.buf[k + 1] != '\u{AD}';
+        if !(mark_word || (k < self.end && is_alnum(self.buf[k]))) {
+            return Some(self.one(i, "-"));
+        }
+        None
+    }
+}
+
+impl Lexer<'_> {
+    /// Soft hyphens in a word that starts with a digit (or a sign or separator and a digit):
+    /// they join digits to a letterless number and are deleted (`3\u{AD}5` → `35`, then the
+    /// number takes no letters: `4\u{AD}5a` → `45 a`), are dropped before a hyphen join
+    /// (`3\u{AD}-a` → `3-a`), join an ASCII part after a hyphen join (`1-4\u{AD}e` → `1-4e`,
+    /// `5-\u{AD}5é` → `5-5` `é`), and end the word anywhere else (`3\u{AD}a` → `3 a`,
+    /// `1/2\u{AD}3` → `1/2` `3`), observed.
+    pub(super) fn shy_in_number(&self, s: &mut WordScan) -> Flow {
+        let (b, end, i, j) = (self.buf, self.end, s.i, s.j);
+        let mut k = j;
+        while k < end && b[k] == '\u{AD}' {
+            k += 1;
+        }
+        let hyphen = k + 1 < end && b[k] == '-' && is_alnum(b[k + 1]);
+        if s.slash_used {
+            return Flow::Stop;
+        }
+        if s.joined_seg && !hyphen {
+            if s.joined_other || !ascii_part(&b[i..j]) {
+                return Flow::Stop;
+            }
+            s.shy_ascii = true;
+            s.j = k;
+            return Flow::Next;
+        }
+        if !hyphen && (s.has_letter || !(k < end && is_digit(b[k]))) {
+            return Flow::Stop;
+        }
+        s.numeric_sep |= !hyphen;
+        s.j = k;
+        Flow::Next
+    }
+
+    /// A soft hyphen inside any other word: it ends an apostrophe word (`n't\u{AD}t` →
+    /// `n't` `t`, `o'ck\u{AD}I` → `o'ck` `i`) and, after a hyphen join, joins only words of
+    /// ASCII letters, digits, `-` and `.` with no `_` or U+2010-like join (see
+    /// `WordScan::shy_ascii`), observed. `false`: the word ends before it.
+    pub(super) fn shy_in_word(&self, s: &mut WordScan) -> bool {
+        if s.seg_apos || s.nt_join {
+            return false;
+        }
+        if s.joined_seg && !s.shy_ascii {
+            if s.joined_other || !ascii_part(&self.buf[s.i..s.j]) {
+                return false;
+            }
+            s.shy_ascii = true;
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::text::ptb::tests::{check_cases, check_lines};
+
+    /// Observed lines: input, the reference's raw output line (next line lower case;
+    /// `tests/fixtures/tokenizer/samples.json`).
+    const LINES: &[(&str, &str)] = &[
+        ("zero\u{200B}width", "zero width"),
+        ("soft\u{AD}hyphen", "softhyphen"),
+    ];
+
+    /// Observed cases: caption, next line, tokenized caption after the punctuation filter
+    /// (`tests/fixtures/tokenizer/fuzz_regressions*.jsonl.gz`).
+    const CASES: &[(&str, &str, &str)] = &[
+        (
+            "  0X1F\u{2060}James'swomaN \u{20DD}",
+            "n't1e",
+            "0x1f james swoman",
+        ),
+        (
+            "'60s ...\u{640}\u{200B}\u{200B}u.s. ..",
+            "A.ORG/OG",
+            "'60s \u{640} u.s.",
+        ),
+        ("+\u{AD}.5", "x", "+ .5"),
+        ("<N@\u{AD}", ".", "<n@\u{AD}"),
+        ("X,\u{AD}-U", ")", "x,-u"),
+        ("a-\u{AD}é", "x", "a- é"),
+        ("ab.\u{AD}-m", "x", "ab.-m"),
+        ("a\u{AD}é-b", "x", "aé b"),
+        ("d.\u{AD}-o", ".", "d.-o"),
+        ("t@\u{AD}", ".", "t@\u{AD}"),
+        ("x.-\u{AD}x", "x", "x.-x"),
+        ("\u{AD}!T", ".", "!t"),
+        ("\u{AD},", "x", ""),
+        ("\u{AD}.e.r", "›", ".e.r"),
+        ("\u{AD}w.c", ">", "\u{AD}w.c"),
+        ("\u{AD}\u{30FC}-6", ".", "\u{30FC} -6"),
+        ("é-b\u{AD}c", "x", "é-b c"),
+        ("\u{200C} B&wapprox.", "Don'etc.", "b & wapprox"),
+        (
+            "\u{200D}DIDN'TProp. 7/8ths ×she",
+            "n't'veon",
+            "did n'tprop 7/8ths × she",
+        ),
+        ("\u{2060}.com", "\u{303}", "\u{2060}.com"),
+        ("\u{2060}<br>+﹘`", ". !max.Don'tx.com/", "<br> +"),
+        ("\u{FEFF}@User_1approx.!", "to'W", "@user_1approx"),
+        ("\u{FEFF}″\u{9}three", "Z'al", "″ three"),
+        ("🧑\u{200D}🍳 ;)...", "¾.org", ";-rrb-"),
+    ];
+
+    #[test]
+    fn observed_lines() {
+        check_lines(LINES);
+    }
+
+    #[test]
+    fn observed_cases() {
+        check_cases(CASES);
+    }
+}

@@ -1,0 +1,525 @@
+//! URLs, e-mail addresses, file names, handles and hashtags.
+//!
+//! `http://…`, `www.…`, `host.com/path`, runs that reach a `.com`-like ending, e-mail-like
+//! tokens, file names with a known extension (`photo.jpg`), `@user`, `#hashtag`.
+
+use super::abbreviations::breaks_before_letter;
+use super::classes::{is_alnum, is_letter, is_mark, is_trail_space, java_lower, lower_eq_at};
+use super::entities::letter_entity_len;
+use super::lexer::Lexer;
+
+/// Characters that end an e-mail-like token (observed: most other characters, including
+/// symbols, zero-width and most Unicode spaces, stay inside).
+pub(super) fn is_email_stop(c: char) -> bool {
+    matches!(
+        c,
+        ' ' | '\t' | '\n' | '\u{A0}' | '"' | '(' | ')' | '<' | '>' | '{' | '}' | '|'
+    )
+}
+
+/// File-name extensions (observed: each probed as `a\u{AD}b.EXT`, where only a file name keeps
+/// the soft hyphen; all one- and two-letter extensions and ~150 common longer ones were tried).
+pub(super) const FILE_EXT: &[&str] = &[
+    "bat", "bmp", "c", "cgi", "class", "cpp", "dll", "doc", "docx", "exe", "gif", "gz", "h", "htm",
+    "html", "jar", "java", "jpeg", "jpg", "mov", "mp3", "pdf", "php", "pl", "png", "ppt", "ps",
+    "py", "sql", "tar", "txt", "wav", "x", "xml", "zip",
+];
+
+impl Lexer<'_> {
+    /// E-mail-like token at `i`: `<`? ASCII letter or digit, then any run of characters other
+    /// than the terminators of [`is_email_stop`] containing an `@` with something after it;
+    /// trailing periods are left out, a directly following `>` is taken in.
+    pub(super) fn email(&mut self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        if i < self.no_at_before {
+            return None;
+        }
+        let mut j = i;
+        if b[j] == '<' {
+            j += 1;
+        }
+        if !(j < self.end && b[j].is_ascii_alphanumeric()) {
+            return None;
+        }
+        let mut at = None;
+        while j < self.end && !is_email_stop(b[j]) {
+            if b[j] == '@' && at.is_none() {
+                at = Some(j);
+            }
+            j += 1;
+        }
+        if at.is_none() {
+            self.no_at_before = j;
+            return None;
+        }
+        let stop = j;
+        // Observed: the longest match over the `@` that starts the host part: after it, a
+        // period must sit between two other characters, else the token ends before it
+        // (`x@z..b` → `x@z`, but `x@z..@b`, `a@.@b`, `d@@.x` are one token).
+        let mut best = None;
+        for at in (i..stop).filter(|&p| b[p] == '@') {
+            let mut j = stop;
+            if let Some(p) = (at + 1..stop).find(|&p| {
+                b[p] == '.' && (p - 1 == at || b[p - 1] == '.' || p + 1 == stop || b[p + 1] == '.')
+            }) {
+                j = p;
+            }
+            if j > at + 1 {
+                best = best.max(Some(j));
+            }
+        }
+        let mut j = best?;
+        if j < self.end && b[j] == '>' {
+            j += 1;
+        }
+        Some(j - i)
+    }
+
+    /// `www.host.tld/path` or `host.(com|net|org|edu)/path` with a path of at least two
+    /// characters (observed), up to the URL stop characters.
+    pub(super) fn likely_url(&self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        let mut j = i;
+        while j < self.end && (b[j].is_ascii_alphanumeric() || matches!(b[j], '.' | '-')) {
+            j += 1;
+        }
+        if j >= self.end || b[j] != '/' {
+            return None;
+        }
+        // Observed: case-sensitive (`X.com/ab` is not a URL).
+        let host: String = b[i..j].iter().collect();
+        // Observed: no empty part in the host name (`www../ab`, `www.a./cd` are not URLs).
+        if host.contains("..") || host.ends_with('.') {
+            return None;
+        }
+        // Observed: the last part of a `www.` host is two or more ASCII letters
+        // (`www.b.c/dg`, `www.ab.c1/ef` are not URLs).
+        let last = host.rsplit('.').next().unwrap_or("");
+        let www = host.to_ascii_lowercase().starts_with("www.")
+            && host[4..].contains('.')
+            && (2..=4).contains(&last.len())
+            && last.bytes().all(|c| c.is_ascii_alphabetic());
+        // Observed: the top-level domain in any case, the name before it lower-case letters
+        // and periods (`x.CoM/th` is a URL, `xX.com/ab`, `ab1.com/ef`, `a-b.com/ef` are not).
+        let lhost = host.to_ascii_lowercase();
+        let tld = [".com", ".net", ".org", ".edu"]
+            .iter()
+            .any(|t| lhost.ends_with(t) && host.len() > t.len())
+            && host[..host.len() - 4]
+                .bytes()
+                .all(|c| c.is_ascii_lowercase() || c == b'.');
+        if !(www || tld) {
+            return None;
+        }
+        let mut k = j + 1;
+        while k < self.end && !matches!(b[k], ' ' | '\t' | '\n' | '"' | '<' | '>' | ')' | '(' | '|')
+        {
+            k += 1;
+        }
+        // Observed: a final `;` or `:` stays (`x.com/ab;`), a final `}` goes (`s.net/xy}`,
+        // but `x.com/a}b`).
+        // (and `{`: `x.com/pq{` → `x.com/pq` `{`, observed)
+        while k > j + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?' | '-' | '}' | '{') {
+            k -= 1;
+        }
+        // Lengths are counted in UTF-16 code units, as Java does.
+        if b[j + 1..k].iter().map(|c| c.len_utf16()).sum::<usize>() < 2 {
+            return None;
+        }
+        Some(k - i)
+    }
+
+    /// A file name: name parts of letters, digits and combining marks (any script, soft
+    /// hyphens included) joined by single periods, then a period and an extension of
+    /// [`FILE_EXT`] (any case), followed by the end, a space-like character or `. , ! ?`
+    /// (observed: `5.c`, `5.D.C`, `0.x.c`, `5.docx`, `5\u{301}.c`; but `5.c-`, `5.c)`,
+    /// `5.c\u{200B}` → `5 . c`). The greedy name reaches the last extension (`5.c.c`). Returns
+    /// the end of the token; the text keeps its soft hyphens (`a\u{AD}b.c`).
+    pub(super) fn filename(&self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        if !is_alnum(b[i]) {
+            return None;
+        }
+        let mut q = i + 1;
+        // (marks only where they are letters: `S\u{20DD}.c` → `s` `.` `c`, observed)
+        while q < self.end && (is_alnum(b[q]) || (b[q] == '.' && b[q - 1] != '.')) {
+            q += 1;
+        }
+        let follower_ok = |e: usize| {
+            e >= self.end || is_trail_space(b[e]) || matches!(b[e], '.' | ',' | '!' | '?')
+        };
+        (i + 1..q).rev().find_map(|p| {
+            if b[p] != '.' {
+                return None;
+            }
+            let mut e = p + 1;
+            while e < q && b[e].is_ascii_alphanumeric() {
+                e += 1;
+            }
+            if e == p + 1 || (e < q && b[e] != '.') || !follower_ok(e) {
+                return None;
+            }
+            let ext: String = b[p + 1..e].iter().map(|c| c.to_ascii_lowercase()).collect();
+            FILE_EXT.contains(&ext.as_str()).then_some(e)
+        })
+    }
+
+    /// `www.` (any case), a host part holding a symbol, a period and a top-level domain of two
+    /// or more ASCII letters, with an optional path of at least two characters (observed:
+    /// `www./.co`, `www.&.co.uk`, `www.a-.co`, `www.\u{200B}.co`, `www.&.co/ab`). The host part
+    /// is greedy: the token ends at the last such domain the run reaches (`www.&.co.u` →
+    /// `www.&.co` `.` `u`, `www.&.co5` → `www.&.co` `5`). Hosts of word characters only are
+    /// left to the word rule, which is then the longer match (`www.a.coé`).
+    pub(super) fn www_url(&self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        if !(lower_eq_at(b, i, self.end, "www.")) {
+            return None;
+        }
+        // Observed: these characters (and whitespace) end the host part.
+        let host_char = |c: char| {
+            !matches!(
+                c,
+                ' ' | '\t' | '\n' | '!' | ',' | '<' | '>' | '?' | '{' | '|' | '}' | '"' | '(' | ')'
+            )
+        };
+        let mut q = i + 4;
+        while q < self.end && host_char(b[q]) {
+            q += 1;
+        }
+        let tld_len = |p: usize| {
+            let mut e = p + 1;
+            while e < q && b[e].is_ascii_alphabetic() {
+                e += 1;
+            }
+            e - p - 1
+        };
+        // Observed: no empty part (`www../.ip`, `www.x../.om` are not one).
+        if q == i + 4 || b[i + 4] == '.' {
+            return None;
+        }
+        // Observed: the longest match over the `.domain` chosen (`www./.et/.zt;` is one token,
+        // with the path `/.zt;`).
+        let mut best = None;
+        for p in (i + 5..q).filter(|&p| b[p] == '.' && tld_len(p) >= 2) {
+            if b[i + 4..=p].windows(2).any(|w| w == ['.', '.']) {
+                continue;
+            }
+            // Observed: the domain takes at most four letters (`www.\u{A0}.stree` → `…stre` `e`).
+            let e = p + 1 + tld_len(p).min(4);
+            let mut n = e;
+            if e < self.end && b[e] == '/' {
+                let mut k = e + 1;
+                while k < self.end
+                    && !matches!(b[k], ' ' | '\t' | '\n' | '"' | '<' | '>' | ')' | '(' | '|')
+                {
+                    k += 1;
+                }
+                while k > e + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?' | '-' | '}' | '{') {
+                    k -= 1;
+                }
+                if b[e + 1..k].iter().map(|c| c.len_utf16()).sum::<usize>() >= 2 {
+                    n = k;
+                }
+            }
+            best = best.max(Some(n));
+        }
+        self.longer_than_word(i, best? - i)
+    }
+
+    /// A run of characters that starts with a symbol (or a no-break space) and reaches a
+    /// `.com`, `.net`, `.org` or `.edu` (any case) is one token, with an optional path of at
+    /// least two characters (observed: `+.com`, `\u{A0}.com`, `\u{2019}.org/ab`).
+    pub(super) fn dotcom(&mut self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        if i < self.no_dotcom_before {
+            return None;
+        }
+        let stop = |c: char| matches!(c, ' ' | '\t' | '\n' | '"' | '<' | '>' | '(' | ')' | '|');
+        // Observed: lower-case ASCII letters, `# % & * + ~`, periods and any non-ASCII
+        // character (no-break and zero-width spaces included) make up the run; an ASCII digit
+        // ends it (`&a5&.com` → `&` `a5` `&.com`, `&a.com5.org`).
+        let inside = |c: char| {
+            c.is_ascii_lowercase()
+                || matches!(c, '#' | '%' | '&' | '*' | '+' | '~' | '.')
+                || (c.is_ascii_control() && !matches!(c, '\t' | '\n'))
+                || !c.is_ascii()
+        };
+        // Observed: not from a soft hyphen before a period or a letter (`\u{AD}.org` →
+        // `.org`, `\u{AD}i.com` → `i.com`) unless a path follows (`\u{AD}.com/at` and
+        // `\u{AD}x.com/at` keep it), nor from a space-like character after another (the run
+        // of spaces is one separator: ` \u{200A}.org`).
+        let mut shy_led =
+            b[i] == '\u{AD}' && self.at(i + 1).is_some_and(|c| c == '.' || is_alnum(c));
+        if b[i] == '.'
+            || b[i].is_ascii_digit()
+            || !inside(b[i])
+            || (is_trail_space(b[i]) && b[i] != '\u{85}' && i > 0 && is_trail_space(b[i - 1]))
+        {
+            return None;
+        }
+        // Observed: the run is greedy, the token ends at the LAST `.tld` the run reaches (any
+        // case; the letters of the run itself are lower case), so `ä.com&.com`, `&.com.org`
+        // and `&x.com~y.net` are one token but `&.Com.org` is `&.com` `.` `org`.
+        // Observed: two periods end the run (`#..x.com` → `#` `..` `x.com`).
+        let mut q = i + 1;
+        while q < self.end && inside(b[q]) && !(b[q] == '.' && b[q - 1] == '.') {
+            q += 1;
+        }
+        let is_tld = |p: usize| {
+            b[p] == '.'
+                && p + 4 <= self.end
+                && ["com", "net", "org", "edu"].iter().any(|t| {
+                    b[p + 1..p + 4]
+                        .iter()
+                        .map(|c| c.to_ascii_lowercase())
+                        .eq(t.chars())
+                })
+        };
+        // Observed: not after an ASCII digit or another period (`+5.org` → `+5 org`,
+        // `→..com`, `&.com5.org` → `&.com` `5` `org`; but `۲.com`).
+        let Some(p) = (i + 1..q)
+            .rev()
+            .find(|&p| is_tld(p) && !(b[p - 1].is_ascii_digit() || b[p - 1] == '.'))
+        else {
+            // The same holds for every later start inside this run.
+            self.no_dotcom_before = q;
+            return None;
+        };
+        if b[i..p]
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == '.')
+        {
+            return None; // an ordinary word or host
+        }
+        // (the soft hyphen starts it when a symbol follows in the run: `\u{AD}i\u{2060}.com`;
+        // an ASCII word with soft hyphens is one only with a path: `o\u{AD}.com` → `o.com`,
+        // `x\u{AD}.com/at`, observed)
+        shy_led = (shy_led && b[i + 1..p].iter().all(|&c| is_alnum(c) || c == '.'))
+            || b[i..p]
+                .iter()
+                .all(|&c| c.is_ascii_alphanumeric() || c == '.' || c == '\u{AD}');
+        // Observed: nothing goes on after the `.tld` (`&.comh` → `&.com h`, `&.com.a`), unless
+        // the run before it is a word of letters, digits and marks, which the word rule
+        // continues as the longer match (`語.comW`, `ä\u{301}.comh`).
+        let mut e = p + 4;
+        let wordy = is_letter(b[i])
+            && b[i..p]
+                .iter()
+                .all(|&c| is_alnum(c) || is_mark(c) || c == '.');
+        if wordy {
+            // (a period then a digit does not go on: `º.com.5` → `º.com` `.5`)
+            while e < self.end
+                && (is_alnum(b[e]) || (b[e] == '.' && e + 1 < self.end && is_letter(b[e + 1])))
+            {
+                e += 1;
+            }
+        }
+        // (no path after letters the word rule went on with: `な.com1/2/` → `な.com1` `/` ...)
+        if e == p + 4 && e < self.end && b[e] == '/' {
+            let mut k = e + 1;
+            while k < self.end && !stop(b[k]) {
+                k += 1;
+            }
+            // Observed: a final `-` is left out too (`›.com/h-`).
+            while k > e + 1 && matches!(b[k - 1], '.' | ',' | '!' | '?' | '-' | '}' | '{') {
+                k -= 1;
+            }
+            if b[e + 1..k].iter().map(|c| c.len_utf16()).sum::<usize>() >= 2 {
+                return Some(k - i);
+            }
+        }
+        if shy_led {
+            return None;
+        }
+        // Observed: after a word, a period that `,` `;` `:` or `、` follow stays (`語.com.,` →
+        // `語.com.` `,`; but `&.com.,` → `&.com` `.` `,`).
+        if wordy
+            && e + 1 < self.end
+            && b[e] == '.'
+            && matches!(b[e + 1], ',' | ';' | ':' | '\u{3001}')
+        {
+            e += 1;
+        }
+        Some(e - i)
+    }
+
+    pub(super) fn url(&self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        let pre: &[&str] = &["http://", "https://"];
+        for p in pre {
+            let n = p.len();
+            if lower_eq_at(b, i, self.end, p) {
+                let mut j = i + n;
+                // Observed: `|`, `{` and `}` end it too (not in the other URL forms).
+                while j < self.end
+                    && !matches!(
+                        b[j],
+                        ' ' | '\t' | '\n' | '"' | '<' | '>' | ')' | '(' | '|' | '{' | '}'
+                    )
+                {
+                    j += 1;
+                }
+                // Observed: trailing `-` is trimmed too (`http://ab-` → `http://ab -`).
+                while j > i + n && matches!(b[j - 1], '.' | ',' | '!' | '?' | '-') {
+                    j -= 1;
+                }
+                // Observed: at least two characters after the `://`.
+                if b[i + n..j].iter().map(|c| c.len_utf16()).sum::<usize>() < 2 {
+                    return None;
+                }
+                return Some(j - i);
+            }
+        }
+        None
+    }
+}
+
+impl Lexer<'_> {
+    /// A run that starts with a symbol and reaches a `.com`-like ending (see
+    /// [`Lexer::dotcom`]), unless an e-mail-like token or a `www.` host from here is longer
+    /// (`u\u{FEFF}.org@e`, `www.’.comT` → `www.’.comt`). A word's soft hyphens are deleted
+    /// (`é\u{AD}.com` → `é.com`), not those of a run with a symbol or a path
+    /// (`\u{AD}i\u{2060}.com`, `x\u{AD}.com/at`), observed.
+    pub(super) fn symbol_dotcom(&mut self, i: usize) -> Option<usize> {
+        let n = self
+            .dotcom(i)
+            .filter(|&n| self.email(i).is_none_or(|m| m <= n))
+            .filter(|&n| self.www_url(i).is_none_or(|m| m <= n))?;
+        let t = &self.buf[i..i + n];
+        let word = t.iter().all(|&c| is_alnum(c) || is_mark(c) || c == '.');
+        let t: String = t.iter().filter(|&&c| !(word && c == '\u{AD}')).collect();
+        self.emit(&java_lower(&t));
+        Some(i + n)
+    }
+
+    /// The longest of the URL shapes and an e-mail-like token, a URL on a tie (observed:
+    /// `http://a@-` keeps its `-`, `http://@語\u{A0}h` is a URL, `www.com/.HL#` and
+    /// `www.b.uk/@o\u{A0}S` are one token). URLs keep soft hyphens.
+    pub(super) fn url_or_email(&mut self, i: usize) -> Option<usize> {
+        let url = self.url(i).or_else(|| {
+            let w = if self.measuring {
+                None
+            } else {
+                self.www_url(i)
+            };
+            w.max(self.likely_url(i))
+        });
+        let n = self
+            .email(i)
+            .filter(|&n| url.is_none_or(|u| n > u))
+            .or(url)?;
+        let t: String = self.buf[i..i + n].iter().collect();
+        self.emit(&java_lower(&t).replace(' ', "\u{A0}"));
+        Some(i + n)
+    }
+
+    /// File names, unless the word rule is longer (`D.C.`, `a.c!x`, `2.x.-o`) or the name is
+    /// an abbreviation that splits before a letter (`co.c` → `co.` `c`); the text keeps its
+    /// soft hyphens (`a\u{AD}b.c`). The name must be longer than the abbreviation, its
+    /// period and one more character (`co.c`, `Ph.D.c` → `ph.d.` `c`; but `co.txt`,
+    /// `etc.3.c`), observed.
+    pub(super) fn file_name_word(&mut self, i: usize) -> Option<usize> {
+        if self.measuring {
+            return None;
+        }
+        let b = self.buf;
+        let e = self.filename(i)?;
+        let abbr = (i..e).any(|p| b[p] == '.' && e <= p + 2 && breaks_before_letter(&b[i..p]));
+        if !abbr && self.longer_than_word(i, e - i).is_some() {
+            let t: String = b[i..e].iter().collect();
+            self.emit(&java_lower(&t));
+            return Some(e);
+        }
+        None
+    }
+
+    /// `@handle`: `@`, then ASCII letters, digits and underscores, observed.
+    pub(super) fn handle(&mut self, i: usize) -> usize {
+        let mut j = i + 1;
+        while j < self.end && (self.buf[j].is_ascii_alphanumeric() || self.buf[j] == '_') {
+            j += 1;
+        }
+        let t = self.buf[i..j].to_vec();
+        self.emit_lower(&t);
+        j
+    }
+
+    /// `#hashtag`: `#`, then letters and letter entities (`#&eacute;a`, `#s&EACUTE;`); soft
+    /// hyphens stay in it (`#\u{AD}`), observed.
+    pub(super) fn hashtag(&mut self, i: usize) -> usize {
+        let mut j = i + 1;
+        loop {
+            if j < self.end && is_letter(self.buf[j]) {
+                j += 1;
+            } else if letter_entity_len(self.buf, j, self.end) > 0 {
+                j += letter_entity_len(self.buf, j, self.end);
+            } else {
+                break;
+            }
+        }
+        let t: String = self.buf[i..j].iter().collect();
+        self.emit(&java_lower(&t));
+        j
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::text::ptb::tests::{check_cases, check_lines};
+
+    /// Observed lines: input, the reference's raw output line (next line lower case;
+    /// `tests/fixtures/tokenizer/samples.json`).
+    const LINES: &[(&str, &str)] = &[
+        (".NET", ". net"),
+        ("@user", "@user"),
+        ("#hashtag", "#hashtag"),
+        ("example.com", "example.com"),
+        ("www.example.com", "www.example.com"),
+        ("user@example.com", "user@example.com"),
+        ("http://a.b/c?d=e&f=g", "http://a.b/c?d=e&f=g"),
+        ("https://example.com/a_b", "https://example.com/a_b"),
+    ];
+
+    /// Observed cases: caption, next line, tokenized caption after the punctuation filter
+    /// (`tests/fixtures/tokenizer/fuzz_regressions*.jsonl.gz`).
+    const CASES: &[(&str, &str, &str)] = &[
+        ("#a1", "t", "#a 1"),
+        ("#x2", ".", "#x 2"),
+        ("..com_", ".", "com _"),
+        ("4@¥", "\u{91}", "4@¥"),
+        ("5,5.c", "x", "5,5 c"),
+        ("@b.d", "t", "@b d"),
+        ("HTTP:///@-", ".", "http:///@-"),
+        ("N.COM/I'", "\"", "n.com / i"),
+        ("N@,", "\u{200C}", "n@,"),
+        ("O@:", ".", "o@:"),
+        ("WWW.B.UK/NE", "!", "www.b.uk/ne"),
+        ("X@y.z", "t'cause", "x@y.z"),
+        ("a.org/k'", "f", "a.org/k'"),
+        ("http://e:", "n", "http://e:"),
+        ("www../.am", "\"", "www / am"),
+        ("www.b.uk/ne", ".", "www.b.uk/ne"),
+        ("x.Com/H{", "<", "x.com / h -lcb-"),
+        ("x.com/p-", "æ", "x.com / p"),
+        ("x.com/path.JAMES'S'", "\u{1680}.org", "x.com/path.james's'"),
+        ("x@−", "\"", "x@−"),
+        ("x\u{AD}.com/at", "x", "x\u{AD}.com/at"),
+        ("you\u{A0}12@user.", "a’ww.bb", "you 12@user"),
+        (
+            "ΔΥΣΣΕΥς'http://a.b/c.",
+            "\u{FEFF}N.Y.&US$.Über’&apos;.",
+            "δυσσευς http://a.b/c",
+        ),
+        ("₩X.Com", "`", "x.com"),
+    ];
+
+    #[test]
+    fn observed_lines() {
+        check_lines(LINES);
+    }
+
+    #[test]
+    fn observed_cases() {
+        check_cases(CASES);
+    }
+}
