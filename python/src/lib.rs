@@ -374,17 +374,12 @@ fn score_json(
     };
     let metrics = parse_metrics(metrics)?;
     let args = resource_args(cache_dir, offline);
-    let bootstrap = match bootstrap {
-        Some((samples, seed, level)) => {
-            // Checked with the rest of the job (engine::Job::check).
-            Some(BootstrapSpec {
-                samples,
-                seed,
-                level,
-            })
-        }
-        None => None,
-    };
+    // Checked with the rest of the job (engine::Job::check).
+    let bootstrap = bootstrap.map(|(samples, seed, level)| BootstrapSpec {
+        samples,
+        seed,
+        level,
+    });
     py.allow_threads(|| {
         let refs = input::parse_references_text(&references, "references").map_err(input_err)?;
         let cands = input::parse_candidates_text(&candidates, "candidates").map_err(input_err)?;

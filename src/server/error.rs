@@ -191,6 +191,11 @@ impl HttpStatus for ErrorCode {
     }
 }
 
+/// A request over one of the configured limits (`limit_exceeded`, 422).
+pub(crate) fn limit(msg: String) -> ApiError {
+    crate::input::InputError::new(crate::input::ErrorCode::LimitExceeded, msg).into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,9 +210,4 @@ mod tests {
             assert_eq!(st.as_u16(), c.status());
         }
     }
-}
-
-/// A request over one of the configured limits (`limit_exceeded`, 422).
-pub(crate) fn limit(msg: String) -> ApiError {
-    crate::input::InputError::new(crate::input::ErrorCode::LimitExceeded, msg).into()
 }
