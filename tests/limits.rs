@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use capscore::server::{self, auth::Keys, state::Resources, ServeArgs};
+use capscore::server::{self, state::Resources, ServeArgs};
 use serde_json::{json, Value};
 
 struct Server {
@@ -20,8 +20,8 @@ impl Server {
         let mut cfg = ServeArgs::with_data_dir(dir.to_path_buf());
         cfg.threads = 2;
         tweak(&mut cfg);
-        let state =
-            server::build_state_full(&cfg, Keys::none(), Resources::default()).expect("state");
+        let keys = cfg.keys().expect("keys");
+        let state = server::build_state_full(&cfg, keys, Resources::default()).expect("state");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -419,5 +419,45 @@ async fn keys_with_both_roles_are_refused_and_zero_counters_are_exported() {
         .await
         .unwrap();
     assert!(text.contains("capscore_panics_total"), "{text}");
+    s.stop().await;
+}
+
+/// Issue 29: with keys configured, a request without a valid key is answered 401 before its
+/// body is read: a client that declares 60 MB and sends none of it gets its answer at once
+/// (without the fix it waited for the body until `--body-timeout`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unauthenticated_bodies_are_refused_before_they_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "0123456789abcdef0123456789abcdef";
+    let s = Server::start(dir.path(), |c| {
+        c.api_keys = Some(format!("score:{key}"));
+        c.body_timeout = 20.0;
+    })
+    .await;
+    for auth in ["", "Authorization: Bearer wrong-key-wrong-key-wrong\r\n"] {
+        let mut c = connect(s.addr);
+        c.write_all(
+            format!("POST /v1/score HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: 60000000\r\n\r\n{{")
+                .as_bytes(),
+        )
+        .unwrap();
+        let t = std::time::Instant::now();
+        let mut buf = vec![0u8; 4096];
+        c.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+        let n = c.read(&mut buf).expect("answered within 3 s");
+        let text = String::from_utf8_lossy(&buf[..n]);
+        assert!(text.starts_with("HTTP/1.1 401"), "{text}");
+        assert!(text.contains("application/problem+json"), "{text}");
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    }
+    // A valid key is read and scored as before.
+    let res = reqwest::Client::new()
+        .post(format!("{}/v1/score", s.base))
+        .bearer_auth(key)
+        .json(&json!({"metrics": ["bleu"], "items": [{"image_id": 1, "candidate": "a dog", "references": ["a dog runs"]}]}))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status().as_u16(), 200);
     s.stop().await;
 }

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::header::CONTENT_LENGTH;
+use axum::http::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -30,6 +30,7 @@ use http_body_util::BodyExt;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
+use super::auth::Role;
 use super::config::ConnLimits;
 use super::error::ApiError;
 use super::state::AppState;
@@ -128,6 +129,14 @@ pub async fn admit(State(s): State<AppState>, req: Request, next: Next) -> Respo
         .and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > max as u64) {
         return too_large().into_response();
+    }
+    // Every route that takes a body needs a key: an unauthenticated client is answered 401
+    // before a byte of its body is read (it cannot make the server hold its upload).
+    let has_body = declared.is_some_and(|n| n > 0) || parts.headers.contains_key(TRANSFER_ENCODING);
+    if has_body {
+        if let Err(e) = app.keys.check(&parts, Role::Score) {
+            return e.into_response();
+        }
     }
     let bytes = match read_body(body, max, &app.conn).await {
         Ok(b) => b,

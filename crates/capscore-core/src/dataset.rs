@@ -48,9 +48,12 @@ use crate::text::{ptb, split_py_whitespace};
 /// Version of the on-disk format.
 const FORMAT: u64 = 1;
 
-/// True when `name` is a valid dataset name: `[A-Za-z0-9._-]{1,64}`.
+/// True when `name` is a valid dataset name: `[A-Za-z0-9._-]{1,64}`, except `.` and `..`
+/// (they name folders, not files).
 pub fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
+        && name != "."
+        && name != ".."
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
@@ -899,6 +902,9 @@ mod tests {
         assert!(!valid_name(""));
         assert!(!valid_name("a/b"));
         assert!(!valid_name(&"x".repeat(65)));
+        // Issue 29: the folder names are not dataset names.
+        assert!(!valid_name(".") && !valid_name(".."));
+        assert!(valid_name("...") && valid_name(".a"));
         assert!(!valid_name("é"));
     }
 
