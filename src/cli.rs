@@ -293,38 +293,7 @@ impl CliError {
 
 /// Reads a text input file; gzip-compressed files (by their magic bytes) are decompressed.
 fn read_input_file(path: &Path, what: &str) -> Result<String, InputError> {
-    let cannot = |e: std::io::Error| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            return InputError::new(
-                ErrorCode::FileNotFound,
-                format!("{what}: no such file: {}", path.display()),
-            );
-        }
-        InputError::new(
-            ErrorCode::InvalidFormat,
-            format!("{what}: cannot read {}: {e}", path.display()),
-        )
-    };
-    if path.is_dir() {
-        return Err(InputError::new(
-            ErrorCode::InvalidFormat,
-            format!("{what}: {} is a directory, not a file", path.display()),
-        ));
-    }
-    let mut bytes = std::fs::read(path).map_err(cannot)?;
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(bytes.as_slice())
-            .read_to_end(&mut out)
-            .map_err(cannot)?;
-        bytes = out;
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        InputError::new(
-            ErrorCode::InvalidJson,
-            format!("{what}: {} is not valid UTF-8: {e}", path.display()),
-        )
-    })
+    crate::files::read_text(path, what)
 }
 
 /// Runs a parsed command line; `stdout` receives the command's output.

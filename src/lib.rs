@@ -13,8 +13,8 @@
 #![deny(unsafe_code)]
 
 pub use capscore_core::{
-    corpus, dataset, engine, error, input, metrics, nlp, pretokenized, resources, reward, text,
-    ErrorCode, InputError,
+    corpus, dataset, engine, error, files, input, metrics, nlp, pretokenized, resources, reward,
+    text, ErrorCode, InputError,
 };
 
 pub mod cli;

@@ -90,13 +90,8 @@ def _as_json_text(value: Any, what: str) -> str:
         path = os.fspath(value)
         if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
             return value
-        try:
-            with open(path, "r", encoding="utf-8") as f:
-                return f.read()
-        except FileNotFoundError:
-            raise CapscoreError(f"{what}: no such file: {path}", "file_not_found") from None
-        except OSError as e:
-            raise CapscoreError(f"{what}: cannot read {path}: {e}", "invalid_format") from None
+        # Read as the CLI reads it: plain or gzip (bounded expansion), UTF-8, coded errors.
+        return _capscore.read_text(path, what)
     try:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError) as e:

@@ -635,6 +635,14 @@ fn cider_dicts<'py>(
 
 /// Tokenizes captions as ONE stream, exactly as pycocoevalcap's PTBTokenizer step does
 /// (punctuation filter included); one output per input, same order.
+/// The text of an input file, read as the CLI reads it: plain or gzip-compressed (with the
+/// CLI's bound on expansion), UTF-8; errors carry the CLI's codes.
+#[pyfunction]
+fn read_text(py: Python<'_>, path: String, what: String) -> PyResult<String> {
+    py.allow_threads(|| capscore_core::files::read_text(std::path::Path::new(&path), &what))
+        .map_err(input_err)
+}
+
 #[pyfunction]
 fn tokenize(py: Python<'_>, captions: Vec<String>) -> Vec<String> {
     py.allow_threads(|| capscore_core::text::ptb::tokenize_stream(&captions))
@@ -821,6 +829,7 @@ fn _capscore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cider_dicts, m)?)?;
     m.add_function(wrap_pyfunction!(compare_json, m)?)?;
     m.add_function(wrap_pyfunction!(tokenize, m)?)?;
+    m.add_function(wrap_pyfunction!(read_text, m)?)?;
     m.add_function(wrap_pyfunction!(fetch, m)?)?;
     m.add_function(wrap_pyfunction!(error_codes, m)?)?;
     m.add_class::<PyRewardScorer>()?;

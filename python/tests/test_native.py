@@ -347,3 +347,85 @@ def test_aac_metrics_and_huggingface_call_shapes_equal_score():
     assert e.value.code == "invalid_format"
     with pytest.raises(CapscoreError):
         capscore.evaluate(candidates, [m[0] for m in mult])
+
+
+def test_gzip_files_read_as_the_cli_reads_them_and_bombs_are_refused(tmp_path):
+    """Issue 29: a .gz path scores as the plain file (no UnicodeDecodeError), and a small
+    gzip bomb is a CapscoreError naming the limit instead of gigabytes of memory."""
+    import gzip
+
+    refs, cands = corpus(8)
+    plain = tmp_path / "refs.json"
+    plain.write_text(json.dumps({str(k): v for k, v in refs.items()}))
+    packed = tmp_path / "refs.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    c = {str(k): v for k, v in cands.items()}
+    assert capscore.score(packed, c, metrics=["bleu"]) == capscore.score(plain, c, metrics=["bleu"])
+    bomb = tmp_path / "bomb.json.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as f:
+        block = b" " * (1 << 20)
+        for _ in range(2048):
+            f.write(block)
+    assert bomb.stat().st_size < 4 << 20
+    with pytest.raises(CapscoreError) as e:
+        capscore.score(bomb, c, metrics=["bleu"])
+    assert e.value.code == "limit_exceeded"
+    assert "64 times" in str(e.value)
+
+
+def _nocaps_like(tmp_path):
+    refs, cands = golden_inputs("fakecap_val2017")
+    domains = ["in-domain", "near-domain", "out-domain"]
+    for k, img in enumerate(refs["images"]):
+        img["domain"] = domains[k % 3]
+    return refs, cands, domains
+
+
+def test_evalai_scoring_program_returns_evalai_shape(tmp_path):
+    """Issue 25: capscore.evalai.evaluate has EvalAI's signature and result shape, strict by
+    default, with the numbers of capscore.score."""
+    from capscore import evalai
+
+    refs, cands, domains = _nocaps_like(tmp_path)
+    r, c = tmp_path / "test_annotations.json", tmp_path / "submission.json"
+    r.write_text(json.dumps(refs))
+    c.write_text(json.dumps(cands))
+    out = evalai.evaluate(str(r), str(c), "test", split_by="domain", metrics=["bleu", "cider_d"],
+                          submission_metadata={"id": 1})
+    want = capscore.score(refs, cands, metrics=["bleu", "cider_d"], split_by="domain", format="evalai")
+    assert out["result"] == want["result"]
+    assert [list(x)[0] for x in out["result"]] == domains + ["entire"]
+    assert out["submission_result"] == want["result"][-1]["entire"]
+    c.write_text(json.dumps(cands[1:]))
+    with pytest.raises(CapscoreError) as e:
+        evalai.evaluate(str(r), str(c), "test")
+    assert e.value.code == "incomplete_results"
+
+
+def test_codalab_scoring_program_writes_scores_txt(tmp_path):
+    """Issue 25: `python -m capscore.codalab INPUT OUTPUT` reads input/ref and input/res and
+    writes output/scores.txt (one `key: value` line per column, splits prefixed)."""
+    import subprocess
+    import sys
+
+    refs, cands, domains = _nocaps_like(tmp_path)
+    (tmp_path / "input" / "ref").mkdir(parents=True)
+    (tmp_path / "input" / "res").mkdir(parents=True)
+    (tmp_path / "input" / "ref" / "captions_test.json").write_text(json.dumps(refs))
+    (tmp_path / "input" / "res" / "captions_test_results.json").write_text(json.dumps(cands))
+    run = subprocess.run(
+        [sys.executable, "-m", "capscore.codalab", str(tmp_path / "input"), str(tmp_path / "output"),
+         "--split-by", "domain", "--metrics", "bleu,cider_d"],
+        capture_output=True, text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = (tmp_path / "output" / "scores.txt").read_text().splitlines()
+    got = dict(line.split(": ", 1) for line in lines)
+    want = capscore.score(refs, cands, metrics=["bleu", "cider_d"], split_by="domain")
+    assert float(got["CIDEr"]) == want["aggregate"]["CIDEr"]
+    for d in domains:
+        assert float(got[f"{d}_Bleu_4"]) == want["splits"][d]["aggregate"]["Bleu_4"]
+    (tmp_path / "input" / "res" / "captions_test_results.json").write_text(json.dumps(cands[1:]))
+    bad = subprocess.run([sys.executable, "-m", "capscore.codalab", str(tmp_path / "input"), str(tmp_path / "out2")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "incomplete_results" in bad.stderr

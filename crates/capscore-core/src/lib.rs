@@ -19,6 +19,7 @@
 //! | [`nlp`] | the native tagger/parser, the lemmatizer, the one `unsafe` sgemm call | touch the filesystem |
 //! | [`corpus`] | interning, n-gram counts, document-frequency tables | know about metrics' reports |
 //! | [`text`] | the pycocoevalcap-compatible PTB tokenizer | anything else |
+//! | [`files`] | reading an input file: plain or gzip (with a bound on expansion), UTF-8 | parse it |
 //! | [`input`] | ids, references, candidates, batches, the COCO/map formats | read files |
 //! | [`error`] (at the root: [`ErrorCode`], [`InputError`]) | the one table of stable error codes (code, HTTP status, title, meaning) | depend on HTTP crates |
 //!
@@ -37,6 +38,7 @@ pub mod corpus;
 pub mod dataset;
 pub mod engine;
 pub mod error;
+pub mod files;
 pub mod input;
 pub mod metrics;
 pub mod nlp;
