@@ -372,6 +372,8 @@ fn score_json(
         multi: multi_candidate,
         evalai,
     };
+    // A thread count over the cap is refused before anything is loaded or fetched.
+    engine::check_threads(threads).map_err(input_err)?;
     let metrics = parse_metrics(metrics)?;
     let args = resource_args(cache_dir, offline);
     // Checked with the rest of the job (engine::Job::check).
@@ -431,6 +433,8 @@ fn compare_json(
     cache_dir: Option<String>,
     offline: bool,
 ) -> PyResult<String> {
+    // A thread count over the cap is refused before anything is loaded or fetched.
+    engine::check_threads(threads).map_err(input_err)?;
     let metrics = parse_metrics(metrics)?;
     let args = resource_args(cache_dir, offline);
     let spec = engine::compare::CompareSpec {
@@ -493,6 +497,8 @@ fn score_lists<'py>(
             ),
         ));
     }
+    // A thread count over the cap is refused before anything is loaded or fetched.
+    engine::check_threads(threads).map_err(input_err)?;
     let metrics = parse_metrics(metrics)?;
     let args = resource_args(cache_dir, offline);
     let (report, json) = py.allow_threads(|| -> PyResult<(Report, Option<String>)> {
