@@ -245,7 +245,7 @@ impl Budget {
 /// times (several candidates per image, a comparison), its inline references again in every
 /// run.
 pub fn admit_job(
-    app: &super::App,
+    (budget, max_spice_caption_tokens): (&Budget, usize),
     metrics: &[Metric],
     body: usize,
     (candidates, runs): (&[&[Candidate]], u64),
@@ -253,7 +253,7 @@ pub fn admit_job(
     r: &mut Reservation,
 ) -> Result<Estimate, ApiError> {
     if metrics.contains(&Metric::Spice) {
-        let max = app.limits.max_spice_caption_tokens;
+        let max = max_spice_caption_tokens;
         let check = |c: &str, at: &dyn Fn() -> String| -> Result<(), ApiError> {
             if approx_tokens(c) as usize <= max {
                 return Ok(());
@@ -288,7 +288,7 @@ pub fn admit_job(
         size.tokens_sq += (runs - 1) * refs.tokens_sq;
     }
     let e = estimate(metrics, body as u64, &size);
-    app.budget.admit(r, &e)?;
+    budget.admit(r, &e)?;
     Ok(e)
 }
 

@@ -13,9 +13,9 @@ use std::time::Duration;
 use tokio::sync::{oneshot, Semaphore};
 
 use super::auth::Keys;
+use super::config::{ConnLimits, Limits};
 use super::error::ApiError;
 use super::telemetry;
-use super::{ConnLimits, Limits};
 use crate::dataset::Registry;
 use crate::engine::Metric;
 use crate::input::ErrorCode;

@@ -139,7 +139,7 @@ fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiE
     };
     // Both systems are scored, the references once per system.
     cost::admit_job(
-        app,
+        (&app.budget, app.limits.max_spice_caption_tokens),
         &metrics,
         body.len(),
         (&[&a, &b], 2),

@@ -87,8 +87,8 @@ pub enum ResponseFormat {
     Evalai,
 }
 
-/// One COCO result (`results` format): documents the shape; requests are read by
-/// `input::parse_candidates_text`.
+/// One COCO result (`results` format).
+// Documents the shape only: requests are read by `input::parse_candidates_text`.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ResultIn {
     /// The image id (must be in the dataset).
@@ -463,7 +463,7 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
         engine::Refs::Source(_) => None,
     };
     let estimate = cost::admit_job(
-        app,
+        (&app.budget, app.limits.max_spice_caption_tokens),
         &metrics,
         body.len(),
         (&[&work.candidates], runs),

@@ -27,7 +27,7 @@ fn finite<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
 
 /// An image id: an integer or a string (`1` and `1.0` are the same id; `"1"` is another). It
 /// is echoed exactly as given.
-/// A schema only: ids are carried as the JSON value the caller sent.
+// A schema only: ids are carried as the JSON value the caller sent.
 #[cfg(feature = "openapi")]
 #[derive(utoipa::ToSchema)]
 #[serde(untagged)]
