@@ -16,7 +16,7 @@
 //! another). For Flickr8k-Expert: per-item F against the official F, mean F, items with the
 //! official counts, Kendall tau-c against the expert ratings; for the Visual Genome phrases:
 //! relation/attribute precision and recall after within-phrase merging. Prints the details,
-//! a markdown table for the README and one JSON line.
+//! a markdown table for docs/fidelity.md and one JSON line.
 //!
 //! `--report` prints only the issue-17 report per form ([`report`]: tuple-count bias per
 //! category, items with the official counts, Pearson, mean difference, tau-c) and the README
@@ -652,7 +652,7 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
-/// The README table: one column per form, plus the official values.
+/// The agreement table of docs/fidelity.md: one column per form, plus the official values.
 pub fn markdown(results: &[FormResult]) -> String {
     let col =
         |f: &dyn Fn(&FormResult) -> String| results.iter().map(f).collect::<Vec<_>>().join(" | ");
@@ -902,7 +902,7 @@ pub fn summary_json(results: &[FormResult], parser: &str) -> Value {
 /// run did not see), |mean F − official| ≤ 0.002, tau-c vs the experts ≥ the official
 /// tau-c, mean candidate and merged-reference tuple counts within 1% of official, and a
 /// regression floor of 76.5% for items with the official candidate count (issue target 85%,
-/// out of reach for a spaCy front end; see README). Returns the failed ones.
+/// out of reach for a spaCy front end; see docs/fidelity.md). Returns the failed ones.
 pub fn missed_targets(r: &FormResult) -> Vec<String> {
     let fl = &r.flickr;
     let mut out = Vec::new();

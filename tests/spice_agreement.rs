@@ -11,7 +11,7 @@
 //! within 1% of the official counts, and at least 76.5% of the items with the official
 //! candidate tuple count (see `agreement::missed_targets`). Needs the fetched resources (parser model, lemma exceptions, METEOR's
 //! synonym data; `capscore fetch`, `$CAPSCORE_CACHE_DIR`) and fails when they are missing.
-//! `cargo test --release --test spice_agreement -- --nocapture` prints the README table.
+//! `cargo test --release --test spice_agreement -- --nocapture` prints the agreement table of docs/fidelity.md.
 
 #[allow(dead_code)]
 #[path = "../examples/spice_agreement.rs"]

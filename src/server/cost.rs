@@ -12,7 +12,7 @@
 //! bound: ROUGE-L's and METEOR's candidate x reference tables (per caption pair at most
 //! `--max-caption-tokens` squared) and SPICE's dependency conversion (per caption at most
 //! `--max-spice-caption-tokens` squared). Its constants are upper bounds of what
-//! `scripts/attack` measures on the release build (README, "Limits").
+//! `scripts/attack` measures on the release build (docs/operations.md, limits).
 //!
 //! Must not: compute or parse anything beyond counting tokens.
 

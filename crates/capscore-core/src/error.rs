@@ -103,7 +103,7 @@ error_codes! {
 }
 
 impl ErrorCode {
-    /// The Markdown table of every code (README, "Errors"; a test keeps them equal).
+    /// The Markdown table of every code (docs/http.md, "Error codes"; a test keeps them equal).
     pub fn markdown_table() -> String {
         let mut s = String::from("| code | status | when |\n| --- | --- | --- |\n");
         for c in ErrorCode::ALL {

@@ -5,7 +5,7 @@
 //!
 //! The scoring half is exact (spec SPICE §4–§11); the front end replaces CoreNLP 3.6.0's PCFG
 //! parser with spaCy's `en_core_web_sm` network, so per-caption tuples can differ from the
-//! official tool's (README, "SPICE": the agreement report).
+//! official tool's (docs/fidelity.md, "SPICE": the agreement report).
 //!
 //! Must not touch the filesystem: the `resources` module loads the parser model, the lemma
 //! exceptions and the synonyms and calls [`Spice::new`].
