@@ -359,7 +359,8 @@ def test_gzip_files_read_as_the_cli_reads_them_and_bombs_are_refused(tmp_path):
     plain.write_text(json.dumps({str(k): v for k, v in refs.items()}))
     packed = tmp_path / "refs.json.gz"
     packed.write_bytes(gzip.compress(plain.read_bytes()))
-    c = {str(k): v for k, v in cands.items()}
+    c = tmp_path / "cands.json"
+    c.write_text(json.dumps({str(k): v for k, v in cands.items()}))
     assert capscore.score(packed, c, metrics=["bleu"]) == capscore.score(plain, c, metrics=["bleu"])
     bomb = tmp_path / "bomb.json.gz"
     with gzip.open(bomb, "wb", compresslevel=9) as f:
