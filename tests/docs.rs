@@ -63,3 +63,32 @@ async fn the_docs_page_and_its_assets_come_from_the_binary() {
     assert_eq!(st, StatusCode::OK);
     assert!(spec.contains("/v1/score"));
 }
+
+/// Issue 25: a server without keys serves its description without security requirements (no
+/// lock icons on the docs page, nothing to fill in); with keys, every scoring and dataset
+/// operation requires the bearer key.
+#[tokio::test]
+async fn security_appears_in_the_served_description_only_when_keys_are_configured() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = ServeArgs::with_data_dir(dir.path().to_path_buf());
+    let open = server::router(
+        server::build_state_full(&cfg, Keys::none(), Resources::default()).expect("state"),
+    );
+    let (_, text) = get(&open, "/openapi.json").await;
+    let spec: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert!(!text.contains("\"security\""), "{text}");
+    assert!(spec["components"].get("securitySchemes").is_none());
+    let keys = Keys::parse("score:0123456789abcdef0123", "test").expect("keys");
+    let keyed =
+        server::router(server::build_state_full(&cfg, keys, Resources::default()).expect("state"));
+    let (_, text) = get(&keyed, "/openapi.json").await;
+    let spec: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert!(
+        spec["paths"]["/v1/score"]["post"]["security"].is_array(),
+        "{text}"
+    );
+    assert!(
+        spec["components"]["securitySchemes"]["bearer"].is_object(),
+        "{text}"
+    );
+}

@@ -167,6 +167,28 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(routes::ops::prometheus))
 }
 
+/// The document `/openapi.json` serves: the generated one, without its security requirements
+/// when the server has no keys (every route is open; the docs page then shows no locks).
+fn served_spec(spec: utoipa::openapi::OpenApi, open: bool) -> serde_json::Value {
+    let mut v = serde_json::to_value(&spec).unwrap_or_default();
+    if open {
+        if let Some(o) = v.as_object_mut() {
+            o.remove("security");
+        }
+        if let Some(paths) = v.get_mut("paths").and_then(|p| p.as_object_mut()) {
+            for item in paths.values_mut().filter_map(|i| i.as_object_mut()) {
+                for op in item.values_mut().filter_map(|o| o.as_object_mut()) {
+                    op.remove("security");
+                }
+            }
+        }
+        if let Some(c) = v.get_mut("components").and_then(|c| c.as_object_mut()) {
+            c.remove("securitySchemes");
+        }
+    }
+    v
+}
+
 /// The generated OpenAPI document.
 pub fn openapi_spec() -> utoipa::openapi::OpenApi {
     api().split_for_parts().1
@@ -196,7 +218,7 @@ fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> axum::respons
 /// (request ids, tracing, metrics, panics, timeouts, load shedding, body limit, compression).
 pub fn router(state: AppState) -> Router {
     let (api, spec) = api().split_for_parts();
-    let spec_json = Arc::new(spec);
+    let spec_json = Arc::new(served_spec(spec, state.0.keys.is_open()));
     let x_request_id = HeaderName::from_static("x-request-id");
     let app = state.0.clone();
     api.route(
