@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
+use axum::http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -128,19 +128,19 @@ pub async fn admit(State(s): State<AppState>, req: Request, next: Next) -> Respo
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > max as u64) {
-        return too_large().into_response();
+        return unread(too_large());
     }
     // Every route that takes a body needs a key: an unauthenticated client is answered 401
     // before a byte of its body is read (it cannot make the server hold its upload).
     let has_body = declared.is_some_and(|n| n > 0) || parts.headers.contains_key(TRANSFER_ENCODING);
     if has_body {
         if let Err(e) = app.keys.check(&parts, Role::Score) {
-            return e.into_response();
+            return unread(e);
         }
     }
     let bytes = match read_body(body, max, &app.conn).await {
         Ok(b) => b,
-        Err(e) => return e.into_response(),
+        Err(e) => return unread(e),
     };
     let Ok(permit) = app.requests.clone().try_acquire_owned() else {
         metrics::counter!("capscore_shed_total").increment(1);
@@ -150,6 +150,15 @@ pub async fn admit(State(s): State<AppState>, req: Request, next: Next) -> Respo
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
     drop(permit);
+    res
+}
+
+/// The answer to a request whose body is left unread: the connection closes after it (a
+/// client must not send its next request behind the unread bytes).
+fn unread(e: ApiError) -> Response {
+    let mut res = e.into_response();
+    res.headers_mut()
+        .insert(CONNECTION, axum::http::HeaderValue::from_static("close"));
     res
 }
 
