@@ -410,7 +410,26 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         kind: engine::Kind::of(splits, multi)?,
         options: opts,
     };
-    let mut report = pool.install(|| engine::run(job))?.into_report()?;
+    let images = job.candidates.len();
+    let slow = job
+        .options
+        .metrics
+        .iter()
+        .any(|m| matches!(m, Metric::Meteor | Metric::Spice));
+    let spinner = (slow || images >= SPINNER_IMAGES).then(|| {
+        Spinner::start(format!(
+            "scoring {images} candidates ({})",
+            job.options
+                .metrics
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    });
+    let outcome = pool.install(|| engine::run(job));
+    drop(spinner);
+    let mut report = outcome?.into_report()?;
     report.warnings.extend(skipped);
     print_warnings(&report.warnings);
     let mut text = {
@@ -504,6 +523,38 @@ fn compare(a: CompareArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     emit(a.output.out.as_deref(), &text, stdout)
 }
 
+/// Scoring runs from this many candidates on show a spinner (on a terminal).
+const SPINNER_IMAGES: usize = 10_000;
+
+/// A spinner with a message and the elapsed time on stderr while long work runs (loading or
+/// fetching data, SPICE, METEOR, large sets); only when stderr is a terminal, so files, pipes
+/// and logs get nothing but the one-line notes. Cleared when dropped.
+struct Spinner(Option<indicatif::ProgressBar>);
+
+impl Spinner {
+    fn start(message: String) -> Spinner {
+        use std::io::IsTerminal;
+        if !std::io::stderr().is_terminal() {
+            return Spinner(None);
+        }
+        let pb = indicatif::ProgressBar::new_spinner();
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]") {
+            pb.set_style(style);
+        }
+        pb.set_message(message);
+        pb.enable_steady_tick(std::time::Duration::from_millis(100));
+        Spinner(Some(pb))
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        if let Some(pb) = self.0.take() {
+            pb.finish_and_clear();
+        }
+    }
+}
+
 /// Loads what `metrics` need by the core's policy ([`ResourceArgs::load_for`]): a default run
 /// leaves out a metric whose data is missing and cannot be fetched (offline, no pip, no
 /// network), says so on stderr and in `warnings` (`metric_skipped`), and scores the rest; an
@@ -513,9 +564,13 @@ fn load_for(
     explicit_meteor: bool,
     res: &ResourceArgs,
 ) -> Result<(Loaded, Vec<engine::Warning>), CliError> {
-    let mut loaded = res
-        .load_for(metrics, explicit_meteor)
-        .map_err(|e| CliError::Other(e.to_string()))?;
+    let spinner = metrics
+        .iter()
+        .any(|m| matches!(m, Metric::Meteor | Metric::Spice))
+        .then(|| Spinner::start("loading METEOR's and SPICE's data (fetched on first use)".into()));
+    let loaded = res.load_for(metrics, explicit_meteor);
+    drop(spinner);
+    let mut loaded = loaded.map_err(|e| CliError::Other(e.to_string()))?;
     let skipped = std::mem::take(&mut loaded.skipped)
         .into_iter()
         .map(|(_, message)| {
@@ -652,10 +707,16 @@ fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
             resources::how_to_get(what != "METEOR resources", &dir)
         ))
     };
+    let spinner = Spinner::start(format!(
+        "fetching and verifying METEOR's data and the parser model into {}",
+        dir.display()
+    ));
     let report = resources::fetch::meteor(&dir).map_err(|e| failed("METEOR resources", e))?;
     resources::load::verify_meteor(&dir)
         .map_err(|e| CliError::Other(format!("verification failed: {e}")))?;
-    let nlp = resources::fetch::nlp(&dir).map_err(|e| failed("the parser model", e))?;
+    let nlp = resources::fetch::nlp(&dir).map_err(|e| failed("the parser model", e));
+    drop(spinner);
+    let nlp = nlp?;
     writeln!(
         stdout,
         "{}\n{}",

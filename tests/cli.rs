@@ -1006,3 +1006,46 @@ fn a_million_threads_are_refused_with_the_cap_named() {
         String::from_utf8_lossy(&ok.stderr)
     );
 }
+
+/// Issue 25: long runs (SPICE here) show a spinner with a message on a terminal, through
+/// script(1)'s pseudo-terminal, and nothing of it when stderr is a file or a pipe.
+#[test]
+fn a_spinner_shows_on_a_terminal_and_only_there() {
+    let d = tempfile::tempdir().unwrap();
+    let refs = write(d.path(), "refs.json", &refs_map());
+    let cands = write(
+        d.path(),
+        "cands.json",
+        &json!([{"image_id": 7, "caption": "a surfer on a wave"}]),
+    );
+    let args = ["--metrics", "spice", "--offline"];
+    let piped = score(&refs, &cands, &args);
+    assert!(
+        piped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    let err = String::from_utf8_lossy(&piped.stderr);
+    assert!(!err.contains("scoring 1 candidates"), "{err}");
+    let cmd = format!(
+        "{} score --refs {} --cands {} {} >/dev/null",
+        env!("CARGO_BIN_EXE_capscore"),
+        refs.display(),
+        cands.display(),
+        args.join(" ")
+    );
+    let tty = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("script(1) runs the command on a pseudo-terminal");
+    assert!(
+        tty.status.success(),
+        "{}",
+        String::from_utf8_lossy(&tty.stderr)
+    );
+    let screen = String::from_utf8_lossy(&tty.stdout);
+    assert!(
+        screen.contains("scoring 1 candidates (spice)") || screen.contains("loading METEOR"),
+        "{screen}"
+    );
+}
