@@ -25,6 +25,18 @@ use crate::server::state::{App, AppState, Fate};
 /// `POST /v1/compare` body.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({
+    "metrics": ["bleu", "cider_d"],
+    "references": {
+        "1": ["A dog runs on the grass.", "A brown dog running in a park."],
+        "2": ["A cat sleeps on a sofa.", "A grey cat lying on a couch."],
+        "3": ["A surfer rides a large wave.", "A man surfing on a wave."]
+    },
+    "a": {"1": "a dog", "2": "a cat", "3": "a man"},
+    "b": {"1": "a dog running on the grass", "2": "a cat sleeping on a sofa", "3": "a man surfing on a wave"},
+    "samples": 200,
+    "trials": 200
+}))]
 pub struct CompareRequest {
     /// Metrics (as for `/v1/score`; default: bleu, meteor, rouge_l, cider_d less any metric
     /// whose resources are not loaded).

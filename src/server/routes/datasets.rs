@@ -159,7 +159,12 @@ pub struct PutParams {
     path = "/v1/datasets/{name}",
     tag = "datasets",
     params(("name" = String, Path, description = "Dataset name, `[A-Za-z0-9._-]{1,64}`"), PutParams),
-    request_body(content = Object, description = "COCO captions annotation file or {\"references\": {...}}"),
+    request_body(content = Object, description = "COCO captions annotation file or {\"references\": {...}}",
+        example = json!({"references": {
+            "1": ["A dog runs on the grass.", "A brown dog running in a park."],
+            "2": ["A cat sleeps on a sofa.", "A grey cat lying on a couch."],
+            "3": ["A surfer rides a large wave.", "A man surfing on a wave."]
+        }})),
     security((), ("bearer" = [])),
     responses(
         (status = 201, description = "Created", body = DatasetInfo),

@@ -111,6 +111,17 @@ pub enum ScoreOutput {
 /// `POST /v1/score` body.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({
+    "metrics": ["bleu", "rouge_l", "cider_d"],
+    "items": [
+        {"image_id": 1, "candidate": "a dog running on the grass",
+         "references": ["A dog runs on the grass.", "A brown dog running in a park."]},
+        {"image_id": 2, "candidate": "a cat sleeping on a sofa",
+         "references": ["A cat sleeps on a sofa.", "A grey cat lying on a couch."]},
+        {"image_id": 3, "candidate": "a man riding a wave on a surfboard",
+         "references": ["A surfer rides a large wave.", "A man surfing on a wave."]}
+    ]
+}))]
 pub struct ScoreRequest {
     /// Metrics: `bleu`, `meteor`, `rouge_l`, `cider_d`, `cider_original`, `spice` (default: bleu, meteor, rouge_l, cider_d, less any metric whose resources are not loaded; `spice` only when asked for).
     #[serde(default)]
