@@ -461,3 +461,33 @@ async fn unauthenticated_bodies_are_refused_before_they_are_read() {
     assert_eq!(res.status().as_u16(), 200);
     s.stop().await;
 }
+
+/// Issue 29: a client that sends requests and never reads the answers has its connection
+/// closed once a write has waited `--write-timeout` (here 1 s), not kept open with its
+/// buffers. (Without it, this connection stayed open until the idle timeout, 60 s here.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_is_closed_after_the_write_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), |c| {
+        c.write_timeout = 1.0;
+        c.header_timeout = 60.0;
+    })
+    .await;
+    let mut c = connect(s.addr);
+    // 300 pipelined requests for the API description (tens of MB of answers: more than the
+    // socket buffers hold), none read.
+    let one = b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n";
+    let mut all = Vec::new();
+    for _ in 0..300 {
+        all.extend_from_slice(one);
+    }
+    c.write_all(&all).unwrap();
+    std::thread::sleep(Duration::from_millis(3000));
+    let t = std::time::Instant::now();
+    let got = read_until_closed(&mut c, Duration::from_secs(8));
+    assert!(got.is_some(), "still open 8 s after the write timeout");
+    let n = got.unwrap_or_default().len();
+    assert!(n > 0 && n < 300 * 100_000, "{n} bytes");
+    assert!(t.elapsed() < Duration::from_secs(8));
+    s.stop().await;
+}

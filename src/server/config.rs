@@ -42,6 +42,9 @@ pub struct ConnLimits {
     pub body_timeout: std::time::Duration,
     /// Minimum average body rate in bytes per second, after the first seconds.
     pub min_body_rate: u64,
+    /// The longest a response write may wait for the client to read: a client that stops
+    /// reading has its connection closed then (and its buffers freed).
+    pub write_timeout: std::time::Duration,
 }
 
 /// `capscore serve`: every flag is also a `CAPSCORE_*` environment variable.
@@ -108,6 +111,10 @@ pub struct ServeArgs {
     /// Minimum average body rate in bytes per second after the first 5 s (408 `body_timeout`).
     #[arg(long, env = "CAPSCORE_MIN_BODY_RATE", default_value_t = 32 * 1024)]
     pub min_body_rate: u64,
+    /// Seconds a response write may wait for the client to read; a client that stops reading
+    /// has its connection closed then.
+    #[arg(long, env = "CAPSCORE_WRITE_TIMEOUT", default_value_t = 30.0)]
+    pub write_timeout: f64,
     /// Compute threads (0: one per core).
     #[arg(long, env = "CAPSCORE_THREADS", default_value_t = 0)]
     pub threads: usize,
@@ -180,6 +187,7 @@ impl ServeArgs {
             header_timeout: std::time::Duration::from_secs_f64(self.header_timeout.max(0.05)),
             body_timeout: std::time::Duration::from_secs_f64(self.body_timeout.max(0.05)),
             min_body_rate: self.min_body_rate,
+            write_timeout: std::time::Duration::from_secs_f64(self.write_timeout.max(0.05)),
         }
     }
 

@@ -18,6 +18,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -95,8 +96,10 @@ pub async fn serve(
             })
             .keep_alive(!overflow);
         let mut stop = stop_rx.clone();
+        let limits = limits.clone();
         tokio::spawn(async move {
-            let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let io = WriteDeadline::new(stream, limits.write_timeout);
+            let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(io), service);
             let mut conn = std::pin::pin!(conn);
             tokio::select! {
                 _ = conn.as_mut() => {}
@@ -115,6 +118,104 @@ pub async fn serve(
     let _ = normal.acquire_many(normal_cap as u32).await;
     let _ = extra.acquire_many(extra_cap as u32).await;
     Ok(())
+}
+
+/// A connection's stream whose writes (and flushes) fail with `TimedOut` once one has waited
+/// `timeout` for the client to read: a client that sends requests and never reads the answers
+/// cannot keep a connection and its buffers for longer than that.
+struct WriteDeadline {
+    inner: tokio::net::TcpStream,
+    timeout: Duration,
+    waiting: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl WriteDeadline {
+    fn new(inner: tokio::net::TcpStream, timeout: Duration) -> Self {
+        WriteDeadline {
+            inner,
+            timeout,
+            waiting: None,
+        }
+    }
+
+    /// A pending write: starts the deadline (once) and fails when it has passed.
+    fn pending<T>(&mut self, cx: &mut std::task::Context<'_>) -> Poll<std::io::Result<T>> {
+        let timeout = self.timeout;
+        let sleep = self
+            .waiting
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client did not read the response within --write-timeout",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// Maps a write's poll: progress clears the deadline, waiting arms it.
+    fn track<T>(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        polled: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        match polled {
+            Poll::Pending => self.pending(cx),
+            ready => {
+                self.waiting = None;
+                ready
+            }
+        }
+    }
+}
+
+impl tokio::io::AsyncRead for WriteDeadline {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for WriteDeadline {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.track(cx, polled)
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.track(cx, polled)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let polled = std::pin::Pin::new(&mut self.inner).poll_flush(cx);
+        self.track(cx, polled)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }
 
 /// Reads the request body within the limits, then takes a request permit and runs the rest.
