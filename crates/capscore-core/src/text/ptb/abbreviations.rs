@@ -5,10 +5,11 @@
 //! spec COCO §3.6), periods inside words (`a.m`, `Ph.D`), and words joined by periods and
 //! hyphens (`U.S.-based`, `x-C.d.`, `a.5-6`).
 
+use super::classes::letter_entity_len;
 use super::classes::{
     is_alnum, is_apos, is_digit, is_letter, is_trail_space, java_lower, lower_eq_at,
 };
-use super::entities::{entity_clitic_at, letter_entity_len};
+use super::entities::entity_clitic_at;
 use super::lexer::Lexer;
 use super::lookahead::{abbrev_keep, acro_break};
 use super::words::WordScan;

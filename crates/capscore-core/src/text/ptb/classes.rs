@@ -194,3 +194,35 @@ pub(super) fn lower_eq_at(b: &[char], k: usize, end: usize, w: &str) -> bool {
 pub(super) fn starts_with(w: &[char], p: &str) -> bool {
     w.len() >= p.len() && p.chars().zip(w).all(|(a, &b)| a == b)
 }
+
+/// Length of an accented-vowel entity (`&eacute;`, `&Ouml;`, `&agrave;`, any case) at `i`, or 0.
+/// The tokenizer treats these as letters inside words.
+pub(super) fn letter_entity_len(b: &[char], i: usize, end: usize) -> usize {
+    if !(i + 2 < end
+        && b[i] == '&'
+        && matches!(b[i + 1].to_ascii_lowercase(), 'a' | 'e' | 'i' | 'o' | 'u'))
+    {
+        return 0;
+    }
+    for name in ["acute;", "grave;", "uml;"] {
+        let n = name.len();
+        if lower_eq_at(b, i + 2, end, name) {
+            return 2 + n;
+        }
+    }
+    0
+}
+
+/// The text a quote character contributes to a run of quote characters (one token).
+pub(super) fn quote_map(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\u{201C}' | '\u{AB}' | '\u{93}' => "``",
+        '\u{201D}' | '\u{BB}' | '\u{94}' => "''",
+        '\u{2018}' | '\u{2039}' | '\u{91}' | '\u{201B}' | '`' => "`",
+        '\u{2019}' | '\u{203A}' | '\u{92}' => "'",
+        '\u{201A}' => "\u{201A}",
+        '\u{201E}' => "\u{201E}",
+        '\u{201F}' => "\u{201F}",
+        _ => return None,
+    })
+}

@@ -4,27 +4,11 @@
 //! case; `&#NN;` stays; accented-vowel entities (`&eacute;`) are letters inside words; `&apos;`
 //! acts as an apostrophe before clitics and inside words, and stays written as `&apos;`.
 
-use super::classes::{is_digit, is_space, is_trail_space, java_lower, lower_eq_at};
+use super::classes::{
+    is_digit, is_space, is_trail_space, java_lower, letter_entity_len, lower_eq_at,
+};
 use super::lexer::Lexer;
 use super::words::{Flow, WordScan};
-
-/// Length of an accented-vowel entity (`&eacute;`, `&Ouml;`, `&agrave;`, any case) at `i`, or 0.
-/// The tokenizer treats these as letters inside words.
-pub(super) fn letter_entity_len(b: &[char], i: usize, end: usize) -> usize {
-    if !(i + 2 < end
-        && b[i] == '&'
-        && matches!(b[i + 1].to_ascii_lowercase(), 'a' | 'e' | 'i' | 'o' | 'u'))
-    {
-        return 0;
-    }
-    for name in ["acute;", "grave;", "uml;"] {
-        let n = name.len();
-        if lower_eq_at(b, i + 2, end, name) {
-            return 2 + n;
-        }
-    }
-    0
-}
 
 /// Does a clitic (`s m d ll re ve`, any case) start at `p`?
 pub(super) fn entity_clitic_at(b: &[char], p: usize, end: usize) -> bool {

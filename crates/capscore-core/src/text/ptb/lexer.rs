@@ -3,8 +3,7 @@
 //! live in their family's file.
 
 use super::classes::{is_hyph2, is_letter, is_symbol, is_wordish, java_lower};
-use super::entities::letter_entity_len;
-use super::punctuation::quote_map;
+use super::classes::{letter_entity_len, quote_map};
 
 pub(super) struct Lexer<'a> {
     pub(super) buf: &'a [char],

@@ -4,22 +4,8 @@
 //! Windows-1252 quotes → PTB quotes; dash runs; ellipses; `!?` runs; emoticons (`:)` →
 //! `:-rrb-`) and faces (`^_^`).
 
-use super::classes::is_digit;
+use super::classes::{is_digit, quote_map};
 use super::lexer::Lexer;
-
-/// The text a quote character contributes to a run of quote characters (one token).
-pub(super) fn quote_map(c: char) -> Option<&'static str> {
-    Some(match c {
-        '\u{201C}' | '\u{AB}' | '\u{93}' => "``",
-        '\u{201D}' | '\u{BB}' | '\u{94}' => "''",
-        '\u{2018}' | '\u{2039}' | '\u{91}' | '\u{201B}' | '`' => "`",
-        '\u{2019}' | '\u{203A}' | '\u{92}' => "'",
-        '\u{201A}' => "\u{201A}",
-        '\u{201E}' => "\u{201E}",
-        '\u{201F}' => "\u{201F}",
-        _ => return None,
-    })
-}
 
 impl Lexer<'_> {
     /// Does an emoticon start at `i`? (Checked before the `<`, `>`, `=` rules.)

@@ -4,8 +4,8 @@
 //! tokens, file names with a known extension (`photo.jpg`), `@user`, `#hashtag`.
 
 use super::abbreviations::breaks_before_letter;
+use super::classes::letter_entity_len;
 use super::classes::{is_alnum, is_letter, is_mark, is_trail_space, java_lower, lower_eq_at};
-use super::entities::letter_entity_len;
 use super::lexer::Lexer;
 
 /// Characters that end an e-mail-like token (observed: most other characters, including

@@ -8,8 +8,8 @@
 //! apostrophes: `apostrophes`, entities and soft hyphens: their files). What the scan found is
 //! then finished by the word-level rules that [`Lexer::word`] (in `lexer.rs`) runs in order.
 
+use super::classes::letter_entity_len;
 use super::classes::{is_alnum, is_apos, is_digit, is_hyph2, is_letter, is_mark};
-use super::entities::letter_entity_len;
 use super::lexer::Lexer;
 
 /// What the word scanner knows about the word it is scanning (`buf[i..j]`).
