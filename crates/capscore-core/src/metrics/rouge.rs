@@ -1,4 +1,4 @@
-//! ROUGE-L as pycocoevalcap 1.2 computes it (`rouge/rouge.py`, spec COCO §5).
+//! ROUGE-L as pycocoevalcap 1.2 computes it (its `Rouge` scorer, spec COCO §5).
 //!
 //! Words are the tokenized caption split on U+0020 only, keeping empty pieces: the empty caption
 //! is one empty word, and a token with an internal U+00A0 stays one word. Precision and recall
