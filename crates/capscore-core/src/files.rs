@@ -19,8 +19,7 @@ pub const MAX_DECOMPRESSED: u64 = 1 << 30;
 pub fn gzip_allowance(compressed: u64) -> u64 {
     compressed
         .saturating_mul(MAX_GZIP_RATIO)
-        .max(MIN_GZIP_ALLOWANCE)
-        .min(MAX_DECOMPRESSED)
+        .clamp(MIN_GZIP_ALLOWANCE, MAX_DECOMPRESSED)
 }
 
 /// The text of an input file; `what` names it in errors (`--refs`, `references`). A missing
