@@ -209,6 +209,16 @@ fn fuzz_regressions_6_parity() {
     check_regression_fixture("fuzz_regressions_6.jsonl.gz", 900);
 }
 
+/// The seventh round (issue 26): the PTB's own escape tokens written literally. Bracket
+/// escapes in any case (`-LRB-`, `-Lrb-`, `-rsb-`) stay whole at a token start and end there
+/// (`-LRB-x`, `-LRB--5`), join as letters inside hyphen words (`x-LRB-y`); malformed ones,
+/// `*NL*` markers, `\/`, `\*`, tags and escaped tags next to other fragments; the probes
+/// behind the rule and the minimised cases of the widened fuzzer.
+#[test]
+fn fuzz_regressions_7_parity() {
+    check_regression_fixture("fuzz_regressions_7.jsonl.gz", 1_500);
+}
+
 /// At the very end of the stream (no line break after the last caption), the reference lexes
 /// `'ll` `'re` `'ve` written with `'` as an opening quote and a word (observed with the jar:
 /// `we'll` → `we` `` ` `` `ll`; only the one that ends the stream), but not with a space or a

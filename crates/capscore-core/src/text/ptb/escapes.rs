@@ -4,7 +4,7 @@
 //! `\*` is a token (in threes); the escaped slash `\/` joins words like `/` does (see
 //! `words.rs`).
 
-use super::classes::java_lower;
+use super::classes::{java_lower, lower_eq_at};
 use super::lexer::Lexer;
 
 /// Length of an SGML tag starting at `buf[i] == '<'`, limited to `end`.
@@ -90,7 +90,30 @@ pub(super) fn sgml_len(buf: &[char], i: usize, end: usize) -> Option<usize> {
     (j < end && buf[j] == '>').then_some(j + 1 - i)
 }
 
+/// The PTB's bracket escapes, which the reference keeps whole when they are written in the
+/// input (lower case; matched in any case).
+const BRACKET_ESCAPES: [&str; 6] = ["lrb", "rrb", "lcb", "rcb", "lsb", "rsb"];
+
 impl Lexer<'_> {
+    /// A bracket escape written literally at the start of a token, `-LRB-` `-RRB-` `-LCB-`
+    /// `-RCB-` `-LSB-` `-RSB-` in any case (`-Lrb-`, `-lRb-`), is one token, lower-cased; it
+    /// ends there whatever follows (`-LRB-x` → `-lrb-` `x`, `-LRB--5` → `-lrb-` `-5`,
+    /// `-lrb-lrb-` → `-lrb-` `lrb` `-`). Not inside a word, where the hyphen joins
+    /// (`x-LRB-y` → `x-lrb-y`, `x-LRB-` → `x-lrb` `-`), nor after another hyphen
+    /// (`--LRB--` → `--` `lrb` `--`). Other `-XYZ-` shapes split (`-LAB-` → `-` `lab` `-`),
+    /// observed.
+    pub(super) fn bracket_escape(&mut self, i: usize) -> Option<usize> {
+        let b = self.buf;
+        if !(i + 5 <= self.end && b[i + 4] == '-') {
+            return None;
+        }
+        let name = BRACKET_ESCAPES
+            .iter()
+            .find(|e| lower_eq_at(b, i + 1, self.end, e))?;
+        self.emit(&format!("-{name}-"));
+        Some(i + 5)
+    }
+
     /// `<`: an e-mail address in angle brackets (`<a@b.c>`, soft hyphens stay: `<3@\u{AD}`),
     /// an SGML tag (kept whole, lower-cased: `<b>`, `</a>`, `<br/>`), else a run of `<` in
     /// pairs (`<<<` → `<<` `<`), observed.
@@ -193,5 +216,44 @@ mod tests {
     #[test]
     fn observed_cases() {
         check_cases(CASES);
+    }
+
+    /// Observed (issue 26 probes of the reference): caption, next line, tokenized caption.
+    const ESCAPE_CASES: &[(&str, &str, &str)] = &[
+        ("-LRB-", "x", "-lrb-"),
+        ("-Lrb-", "x", "-lrb-"),
+        ("-lRb-", "x", "-lrb-"),
+        ("-rsb-", "x", "-rsb-"),
+        ("-LCB-x", "x", "-lcb- x"),
+        ("x-LRB-", "x", "x-lrb"),
+        ("x-LRB-y", "x", "x-lrb-y"),
+        ("-LRB-5", "x", "-lrb- 5"),
+        ("(-LRB-)", "x", "-lrb- -lrb- -rrb-"),
+        ("--LRB--", "x", "lrb"),
+        ("-LRB--RRB-", "x", "-lrb- -rrb-"),
+        ("-LRB--5", "x", "-lrb- -5"),
+        ("-LRB-'s", "x", "-lrb- 's"),
+        ("-lrb-lrb-", "x", "-lrb- lrb"),
+        ("-LRBX-", "x", "lrbx"),
+        ("-LAB-", "x", "lab"),
+        ("-NONE-", "x", "none"),
+        ("*NL*", "x", "* nl *"),
+        ("\\/", "x", "\\ /"),
+        ("a\\/b", "x", "a\\/b"),
+        ("\\*", "x", "\\*"),
+        ("a\\*b", "x", "a \\* b"),
+        (":-LRB-", "x", "-lrb-"),
+        ("=-LRB-", "x", "= -lrb-"),
+        ("-LRB-1-RRB-", "x", "-lrb- 1-rrb"),
+        ("-LRB-@x.com", "x", "-lrb- @x com"),
+        ("-LRB-<b>", "x", "-lrb- <b>"),
+        ("<b>-LRB-", "x", "<b> -lrb-"),
+        ("\u{2010}LRB\u{2010}", "x", "lrb"),
+        ("1/2-LRB-", "x", "1/2-lrb"),
+    ];
+
+    #[test]
+    fn observed_escape_tokens() {
+        check_cases(ESCAPE_CASES);
     }
 }

@@ -106,7 +106,10 @@ impl Lexer<'_> {
             '"' => self.double_quote(i),
             '(' | ')' | '[' | ']' | '{' | '}' => self.bracket(i),
             ':' | ';' => self.colon(i),
-            '-' => self.hyphen_run(i),
+            '-' => match self.bracket_escape(i) {
+                Some(k) => k,
+                None => self.hyphen_run(i),
+            },
             '.' => self.periods(i),
             '!' | '?' => self.mark_run(i),
             '&' => self.amp(i),

@@ -43,6 +43,12 @@
 //!   the filter lists `-LRB-`), `|||` → `| | |`, U+0085 → `...` (removed), U+00A0 inside
 //!   fraction and phone-number tokens.
 //!
+//! * The PTB's own bracket escapes written in the input (`-LRB-` `-RRB-` `-LCB-` `-RCB-`
+//!   `-LSB-` `-RSB-`, any case) are one token at a token start, lower-cased, and end there
+//!   (`-LRB-x` → `-lrb-` `x`); inside a hyphen word they are letters (`x-LRB-y`); `*NL*`,
+//!   `-LAB-`, `-NONE-` are not escapes; `\*` is a token and `\/` joins words like `/`
+//!   (observed; `escapes.rs`).
+//!
 //! # Deviations (on purpose, spec §3.5)
 //! * U+000B, U+000C, U+000D (CR LF counted once), U+2028 and U+2029 inside a caption are
 //!   replaced by a space, like LF, so one caption never becomes two tokenizer lines.
