@@ -39,6 +39,14 @@ fn refs_map() -> Value {
     })
 }
 
+/// A folder with the usual references (`refs_map`) and these candidates, as files.
+fn inputs(cands: &Value) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let refs = write(d.path(), "refs.json", &refs_map());
+    let cands = write(d.path(), "cands.json", cands);
+    (d, refs, cands)
+}
+
 #[test]
 fn output_has_aggregate_and_per_image_in_candidate_order_with_ids_as_given() {
     let d = tempfile::tempdir().unwrap();
@@ -914,11 +922,7 @@ fn blank_aac_csv_cells_are_not_references() {
 /// submission exits 0; without this line nobody sees it).
 #[test]
 fn warnings_are_printed_on_stderr_as_one_line_each() {
-    let d = tempfile::tempdir().unwrap();
-    let refs = write(d.path(), "refs.json", &refs_map());
-    let cands = write(
-        d.path(),
-        "cands.json",
+    let (_d, refs, cands) = inputs(
         &json!([{"image_id": 7, "caption": "a surfer on a wave"}, {"image_id": 3, "caption": ""}]),
     );
     let out = score(&refs, &cands, &NGRAM);
@@ -982,13 +986,7 @@ fn score_help_lists_every_input_format_and_metric() {
 /// `limit_exceeded`, the cap named) before any thread starts.
 #[test]
 fn a_million_threads_are_refused_with_the_cap_named() {
-    let d = tempfile::tempdir().unwrap();
-    let refs = write(d.path(), "refs.json", &refs_map());
-    let cands = write(
-        d.path(),
-        "cands.json",
-        &json!([{"image_id": 7, "caption": "a surfer on a wave"}]),
-    );
+    let (_d, refs, cands) = inputs(&json!([{"image_id": 7, "caption": "a surfer on a wave"}]));
     let out = score(
         &refs,
         &cands,
@@ -1011,13 +1009,7 @@ fn a_million_threads_are_refused_with_the_cap_named() {
 /// script(1)'s pseudo-terminal, and nothing of it when stderr is a file or a pipe.
 #[test]
 fn a_spinner_shows_on_a_terminal_and_only_there() {
-    let d = tempfile::tempdir().unwrap();
-    let refs = write(d.path(), "refs.json", &refs_map());
-    let cands = write(
-        d.path(),
-        "cands.json",
-        &json!([{"image_id": 7, "caption": "a surfer on a wave"}]),
-    );
+    let (_d, refs, cands) = inputs(&json!([{"image_id": 7, "caption": "a surfer on a wave"}]));
     let args = ["--metrics", "spice", "--offline"];
     let piped = score(&refs, &cands, &args);
     assert!(
