@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use capscore::engine::{self, Metric, Options, OwnedReferences};
 use capscore::input::{Candidate, ErrorCode, ImageId, References};
-use capscore::server::{self, auth::Keys, state::Resources, ServeArgs};
+use capscore::server::{self, auth::Keys, cost, state::Resources, ServeArgs};
 use serde_json::{json, Value};
 
 struct Server {
@@ -302,4 +302,117 @@ async fn several_candidates_and_comparisons_are_costed_with_every_run() {
         "{v}"
     );
     s.stop().await;
+}
+
+/// A counting allocator for the parse-memory test: the heap held by the current thread and
+/// its peak (thread-local, so tests running in parallel do not disturb each other).
+mod probe {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    thread_local! {
+        static HELD: Cell<i64> = const { Cell::new(0) };
+        static PEAK: Cell<i64> = const { Cell::new(0) };
+    }
+
+    struct Counting;
+
+    fn add(d: i64) {
+        let _ = HELD.try_with(|h| {
+            let v = h.get() + d;
+            h.set(v);
+            let _ = PEAK.try_with(|p| p.set(p.get().max(v)));
+        });
+    }
+
+    // SAFETY: every call is forwarded to the system allocator unchanged.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+            add(l.size() as i64);
+            System.alloc(l)
+        }
+        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+            add(-(l.size() as i64));
+            System.dealloc(p, l)
+        }
+        unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+            add(n as i64 - l.size() as i64);
+            System.realloc(p, l, n)
+        }
+    }
+
+    #[global_allocator]
+    static A: Counting = Counting;
+
+    /// The peak heap `f` adds on this thread above what was held when it started.
+    pub fn peak_of<T>(f: impl FnOnce() -> T) -> (T, u64) {
+        let base = HELD.with(Cell::get);
+        PEAK.with(|p| p.set(base));
+        let out = f();
+        let peak = PEAK.with(Cell::get);
+        (out, (peak - base).max(0) as u64)
+    }
+}
+
+/// Issue 29: the memory reserved before a body is parsed bounds what parsing it takes,
+/// for the shapes that blow up most (measured with a counting allocator), and is not
+/// far above it for a real request.
+#[test]
+fn the_parse_reservation_bounds_the_parse() {
+    let n = 20_000;
+    let rep = |unit: &str| format!("[{}]", vec![unit; n].join(","));
+    let members = format!(
+        "{{{}}}",
+        (0..n)
+            .map(|i| format!("\"{i}\":0"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let nested = format!("{}{}", "[".repeat(120), "]".repeat(120));
+    let real = format!(
+        "{{\"metrics\":[\"CIDEr\"],\"results\":[{}],\"references\":{{{}}}}}",
+        (0..n)
+            .map(|i| format!("{{\"image_id\":{i},\"caption\":\"a man riding a wave on top of a surfboard\"}}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        (0..n)
+            .map(|i| format!("\"{i}\":[\"a surfer rides a wave\",\"a person on a surfboard in the ocean\",\"a man surfing\"]"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let strings = rep("\"\\u0041\\\"xyz\"");
+    let (mut ratios, mut over) = (Vec::new(), Vec::new());
+    for (what, body) in [
+        ("zeros", rep("0")),
+        ("empty arrays", rep("[]")),
+        ("empty objects", rep("{}")),
+        ("one-member objects", rep("{\"a\":0}")),
+        ("two-member objects", rep("{\"a\":0,\"b\":0}")),
+        ("one-element arrays", rep("[0]")),
+        ("two-element arrays", rep("[0,0]")),
+        ("strings", strings),
+        ("members", members),
+        ("nested", nested),
+        ("real request", real.clone()),
+    ] {
+        let (v, peak) =
+            probe::peak_of(|| serde_json::from_slice::<serde_json::Value>(body.as_bytes()));
+        assert!(v.is_ok(), "{what}");
+        drop(v);
+        let reserved = cost::parse_memory(body.as_bytes());
+        ratios.push(format!(
+            "{what}: body {} B, parse peak {peak} B, reserved {reserved} B",
+            body.len()
+        ));
+        over.extend(
+            (peak > reserved)
+                .then(|| format!("{what}: parsing took {peak} bytes, {reserved} reserved")),
+        );
+    }
+    assert!(over.is_empty(), "{over:?}");
+    // A real request is not refused for a bound far above its parse.
+    let (_, peak) = probe::peak_of(|| serde_json::from_slice::<serde_json::Value>(real.as_bytes()));
+    let reserved = cost::parse_memory(real.as_bytes());
+    assert!(reserved < 4 * peak, "{ratios:?}");
+    eprintln!("{ratios:#?}");
 }

@@ -491,3 +491,43 @@ async fn a_client_that_never_reads_is_closed_after_the_write_timeout() {
     assert!(t.elapsed() < Duration::from_secs(8));
     s.stop().await;
 }
+
+/// Issue 29: a request target over 8 KiB is 414 `uri_too_long` and too many or too large
+/// header fields are 431 `headers_too_large`, both as problem documents (not the HTTP parser's
+/// bare answers), and the connection closes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uri_and_header_limits_are_problem_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), |_| {}).await;
+    let long_uri = format!(
+        "GET /v1/datasets/{} HTTP/1.1\r\nHost: x\r\n\r\n",
+        "a".repeat(20_000)
+    );
+    let many = format!(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\n{}\r\n",
+        (0..150)
+            .map(|i| format!("x-h{i}: v\r\n"))
+            .collect::<String>()
+    );
+    let big = format!(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nx-big: {}\r\n\r\n",
+        "v".repeat(40_000)
+    );
+    for (raw, status, code) in [
+        (long_uri, "414", "uri_too_long"),
+        (many, "431", "headers_too_large"),
+        (big, "431", "headers_too_large"),
+    ] {
+        let mut c = connect(s.addr);
+        c.write_all(raw.as_bytes()).unwrap();
+        let got = read_until_closed(&mut c, Duration::from_secs(5)).expect("closed");
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.starts_with(&format!("HTTP/1.1 {status}")), "{text}");
+        assert!(text.contains("application/problem+json"), "{text}");
+        assert!(text.contains(&format!("\"code\":\"{code}\"")), "{text}");
+    }
+    // Under the limits: served.
+    let (status, _) = s.get(&format!("/v1/datasets/{}", "a".repeat(60))).await;
+    assert_eq!(status, 404);
+    s.stop().await;
+}

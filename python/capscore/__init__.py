@@ -10,8 +10,9 @@ Three ways in:
 * ``capscore.evaluate(candidates, mult_references)`` (aac-metrics' call) and
   ``capscore.compute(predictions=..., references=...)`` (HuggingFace ``evaluate``'s call).
 
-Errors are :class:`CapscoreError` with ``err.code`` set to the stable code of the CLI and the
-HTTP API (for example ``"unknown_image_id"``).
+Errors are :class:`CapscoreError` (a ``ValueError``) with ``err.code`` set to the stable code
+of the CLI and the HTTP API (for example ``"unknown_image_id"``); a value of the wrong type is a
+:class:`CapscoreTypeError`, also a ``TypeError``. Nothing else escapes the public calls.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _capscore
-from ._errors import CapscoreError
+from ._errors import CapscoreError, CapscoreTypeError, translated
 from .compat import compute, evaluate
 from .evaluator import Evaluator
 from .scst import CiderD
 
 __all__ = [
     "CapscoreError",
+    "CapscoreTypeError",
     "CiderD",
     "Evaluator",
     "compare",
@@ -98,6 +100,7 @@ def _as_json_text(value: Any, what: str) -> str:
         raise CapscoreError(f"{what}: not JSON-serializable: {e}", "invalid_format") from None
 
 
+@translated
 def score(
     references: Any,
     candidates: Any,
@@ -187,6 +190,7 @@ def score(
     return json.loads(text)
 
 
+@translated
 def compare(
     references: Any,
     a: Any,
@@ -224,6 +228,7 @@ def compare(
     return json.loads(text)
 
 
+@translated
 def tokenize(captions: Iterable[str]) -> List[str]:
     """Tokenizes captions as one stream, as pycocoevalcap's PTBTokenizer step does."""
     return _capscore.tokenize(list(captions))

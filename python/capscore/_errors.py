@@ -1,6 +1,11 @@
-"""The one exception type of capscore."""
+"""capscore's exceptions: every error the package raises is a :class:`CapscoreError` (a
+``ValueError``); a value of the wrong type is a :class:`CapscoreTypeError`, which is also a
+``TypeError``, so code written for pycocoevalcap that catches either keeps working."""
 
 from __future__ import annotations
+
+import functools
+from typing import Any, Callable, TypeVar
 
 
 class CapscoreError(ValueError):
@@ -15,3 +20,31 @@ class CapscoreError(ValueError):
 
     def __reduce__(self):  # picklable across processes (multiprocessing, Ray)
         return (type(self), (self.message, self.code))
+
+
+class CapscoreTypeError(CapscoreError, TypeError):
+    """A value of the wrong type (a caption that is not a string, an image id that is not a
+    number or a string, a number out of range): a :class:`CapscoreError` and a ``TypeError``."""
+
+    def __init__(self, message: str, code: str = "invalid_format") -> None:
+        super().__init__(message, code)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def translated(f: F) -> F:
+    """Public entry points raise only :class:`CapscoreError`: a ``TypeError`` or
+    ``OverflowError`` from the native extension or from Python's own checks becomes a
+    :class:`CapscoreTypeError` with the original message (chained)."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(*args, **kwargs)
+        except CapscoreError:
+            raise
+        except (TypeError, OverflowError) as e:
+            raise CapscoreTypeError(f"{f.__qualname__}: {e}", "invalid_format") from e
+
+    return wrapper  # type: ignore[return-value]

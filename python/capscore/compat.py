@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _capscore
-from ._errors import CapscoreError
+from ._errors import CapscoreError, translated
 
 #: pycocoevalcap's output keys -> aac-metrics' names.
 AAC_KEYS: Dict[str, str] = {
@@ -67,6 +67,7 @@ def _score(cands: List[str], refs: List[List[str]], metrics: Optional[Sequence[s
     return aggregate, columns
 
 
+@translated
 def evaluate(
     candidates: Sequence[str],
     mult_references: Sequence[Sequence[str]],
@@ -89,6 +90,7 @@ def evaluate(
     return corpus, sents
 
 
+@translated
 def compute(
     *,
     predictions: Sequence[str],

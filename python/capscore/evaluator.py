@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._errors import CapscoreError
+from ._errors import CapscoreError, translated
 
 ImageId = Union[int, str]
 
@@ -62,6 +62,7 @@ class Evaluator:
     object refs).
     """
 
+    @translated
     def __init__(self, metrics: Optional[Sequence[str]] = None, threads: Optional[int] = None):
         self.metrics = list(metrics) if metrics is not None else None
         self.threads = threads
@@ -84,6 +85,7 @@ class Evaluator:
         self._images.update(pending)
         return self
 
+    @translated
     def update(self, references: Any, candidates: Any = None) -> "Evaluator":
         """Adds images, all or none (on an error the evaluator is unchanged). Accepted shapes:
 
@@ -151,6 +153,7 @@ class Evaluator:
             add(i, caption, by_id[i])
         return self._apply(pending)
 
+    @translated
     def merge(self, other: "Evaluator") -> "Evaluator":
         """Adds another shard's images, all or none; returns self. Shards built for other
         metrics or thread counts are refused (their results could not be one computation)."""
@@ -179,6 +182,7 @@ class Evaluator:
             results.append({"image_id": image_id, "caption": cand})
         return {"images": images, "annotations": annotations}, results
 
+    @translated
     def compute(self, **options: Any) -> Dict[str, Any]:
         """Scores the union (canonical image order): the structure of ``capscore.score``."""
         from . import score

@@ -11,17 +11,53 @@ from typing import Any, Dict, Hashable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _capscore
-from ._errors import CapscoreError
+from ._errors import CapscoreError, translated
+
+
+class _DfUnpickler(pickle.Unpickler):
+    """Loads a document-frequency pickle without running code: only the types
+    self-critical.pytorch's tables are made of (dict, ``collections.defaultdict`` and the
+    built-in containers and numbers its default factory can name). Any other global a pickle
+    asks for (a function, a class of another module: the way a pickle runs code) is refused."""
+
+    _ALLOWED = {
+        ("collections", "defaultdict"),
+        ("collections", "OrderedDict"),
+    } | {
+        (m, n)
+        for m in ("builtins", "__builtin__")
+        for n in ("dict", "list", "tuple", "set", "frozenset", "int", "float", "str", "bytes", "long", "unicode")
+    }
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in self._ALLOWED:
+            mod = "builtins" if module == "__builtin__" else module
+            name = {"long": "int", "unicode": "str"}.get(name, name)
+            return super().find_class(mod, name)
+        raise CapscoreError(
+            f"df pickle refers to {module}.{name}: only dict, defaultdict, tuple, str, int and float "
+            "are loaded from a pickle (anything else could run code); load trusted pickles yourself "
+            "and pass the dict, or pass {image_id: [reference, ...]}",
+            "invalid_format",
+        )
 
 
 def _load_pickle(path: Union[str, "os.PathLike[str]"]) -> Any:
+    """Reads a self-critical.pytorch document-frequency pickle through :class:`_DfUnpickler`
+    (Python 2 pickles as well, as self-critical.pytorch reads them)."""
     try:
         with open(path, "rb") as f:
             try:
-                return pickle.load(f)
+                return _DfUnpickler(f).load()
             except UnicodeDecodeError:  # a Python 2 pickle, as self-critical.pytorch reads it
                 f.seek(0)
-                return pickle.load(f, encoding="latin-1")
+                return _DfUnpickler(f, encoding="latin-1").load()
+            except CapscoreError:
+                raise
+            except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError) as e:
+                raise CapscoreError(
+                    f"df: {os.fspath(path)} is not a readable pickle: {e}", "invalid_format"
+                ) from None
     except FileNotFoundError:
         raise CapscoreError(f"df: no such file: {os.fspath(path)}", "file_not_found") from None
 
@@ -32,8 +68,10 @@ class CiderD:
     ``df`` is either
 
     * a path to a pickle in self-critical.pytorch's format: ``{"document_frequency":
-      {ngram_tuple: count}, "ref_len": count}`` (``ln(ref_len)`` is used, as there), or an
-      already loaded dict of that shape; or
+      {ngram_tuple: count}, "ref_len": count}`` (``ln(ref_len)`` is used, as there), read with a
+      restricted unpickler that loads only dicts, defaultdicts, tuples, strings and numbers and
+      refuses anything else (a pickle can run code); or an already loaded dict of that shape,
+      the safe way for a pickle you trust; or
     * a dict ``{image_id: [reference, ...]}`` whose references give the table (an n-gram's
       count is the number of images with it; ``ref_len`` is the number of images).
 
@@ -44,6 +82,7 @@ class CiderD:
     All scoring runs natively on capscore's thread pool with the GIL released.
     """
 
+    @translated
     def __init__(self, df: Any, *, tokenize: bool = True, sigma: float = 6.0, n: int = 4):
         if n != 4 or sigma != 6.0:
             raise CapscoreError("CiderD: capscore computes n=4, sigma=6.0", "invalid_format")
@@ -72,6 +111,7 @@ class CiderD:
         """``ln(ref_len)`` of the table."""
         return self._scorer.ln_ref_len
 
+    @translated
     def set_references(self, references: Union[Mapping[Hashable, Sequence[str]], Sequence[Sequence[str]]]) -> None:
         """Prepares the reference vectors once: ``{image_id: [reference, ...]}`` (``score``
         then takes those ids) or a list of reference lists (``score`` and ``score_ids`` take
@@ -92,6 +132,7 @@ class CiderD:
         except KeyError as e:
             raise CapscoreError(f"image id {e.args[0]!r} has no references", "unknown_image_id") from None
 
+    @translated
     def score(
         self, candidates: Sequence[str], image_ids: Sequence[Hashable], *, bleu4: bool = False
     ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
@@ -100,6 +141,7 @@ class CiderD:
         cider, bleu = self._scorer.score(list(candidates), self._positions(image_ids), bleu4=bleu4)
         return (cider, bleu) if bleu4 else cider
 
+    @translated
     def score_ids(
         self, ids: Any, image_index: Any, eos_id: int = 0, *, bleu4: bool = False
     ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
@@ -114,6 +156,7 @@ class CiderD:
         cider, bleu = self._scorer.score_ids(arr, index, eos_id=int(eos_id), bleu4=bleu4)
         return (cider, bleu) if bleu4 else cider
 
+    @translated
     def compute_score(self, gts: Mapping[Hashable, Sequence[str]], res: Sequence[Mapping[str, Any]]) -> Tuple[float, np.ndarray]:
         """self-critical.pytorch's call: ``gts`` ``{id: [reference, ...]}``, ``res`` a list of
         ``{"image_id": id, "caption": [candidate]}``; returns ``(mean, scores)``."""

@@ -165,3 +165,62 @@ def test_compute_score_and_errors():
     with pytest.raises(CapscoreError) as e:
         CiderD(df="/nonexistent.p")
     assert e.value.code == "file_not_found"
+
+
+class _RunsCode:
+    """A pickle that calls open(marker, "w") when loaded: what a hostile df file looks like."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_df_pickles_load_through_a_restricted_unpickler(tmp_path):
+    """Issue 29: a df pickle is read without running code; self-critical's shape still loads
+    (defaultdict of tuples, every protocol, numbers as int or float)."""
+    table = defaultdict(float)
+    table[("a",)] = 2.0
+    table[("a", "dog")] = 1
+    for proto in (0, 2, pickle.HIGHEST_PROTOCOL):
+        path = tmp_path / f"ok{proto}.p"
+        with open(path, "wb") as f:
+            pickle.dump({"document_frequency": table, "ref_len": 3.0}, f, protocol=proto)
+        scorer = CiderD(df=str(path))
+        assert scorer.ln_ref_len == pytest.approx(np.log(3.0))
+    marker = tmp_path / "ran"
+    hostile = tmp_path / "hostile.p"
+    with open(hostile, "wb") as f:
+        pickle.dump({"document_frequency": {("a",): _RunsCode(str(marker))}, "ref_len": 1}, f)
+    with pytest.raises(CapscoreError) as e:
+        CiderD(df=str(hostile))
+    assert e.value.code == "invalid_format"
+    assert "builtins.open" in str(e.value) or "io.open" in str(e.value)
+    assert not marker.exists(), "the pickle ran code"
+    junk = tmp_path / "junk.p"
+    junk.write_bytes(b"not a pickle at all")
+    with pytest.raises(CapscoreError, match="not a readable pickle"):
+        CiderD(df=str(junk))
+
+
+def test_wrong_types_are_capscore_errors_and_type_errors():
+    """Issue 29: the public calls raise CapscoreError only; a wrong type is also a TypeError
+    (what pycocoevalcap users catch)."""
+    from capscore import CapscoreTypeError
+    from capscore.pycocoevalcap.cider.cider import Cider
+    from capscore.pycocoevalcap.bleu.bleu import Bleu
+
+    for call in (
+        lambda: Cider().compute_score({1: ["a dog"]}, {1: [5]}),
+        lambda: Bleu(4).compute_score({1: ["a dog"]}, {1: [b"a dog"]}),
+        lambda: capscore.tokenize([1, 2]),
+        lambda: CiderD(df={1: ["a dog"]}).score(["a dog"], [object()]),
+    ):
+        with pytest.raises(CapscoreError) as e:
+            call()
+        assert isinstance(e.value, (CapscoreTypeError, CapscoreError))
+    with pytest.raises(TypeError):
+        Cider().compute_score({1: ["a dog"]}, {1: [5]})
+    with pytest.raises(CapscoreError):
+        capscore.score({1: ["a dog"]}, {1: "a dog"}, threads=2**70)

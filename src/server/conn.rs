@@ -94,7 +94,9 @@ pub async fn serve(
             } else {
                 limits.header_timeout
             })
-            .keep_alive(!overflow);
+            .keep_alive(!overflow)
+            .max_headers(PARSER_MAX_HEADERS)
+            .max_buf_size(PARSER_MAX_HEAD_BYTES);
         let mut stop = stop_rx.clone();
         let limits = limits.clone();
         tokio::spawn(async move {
@@ -223,6 +225,9 @@ pub async fn admit(State(s): State<AppState>, req: Request, next: Next) -> Respo
     let app = &s.0;
     let max = app.limits.max_body_bytes;
     let (parts, body) = req.into_parts();
+    if let Err(e) = check_head(&parts) {
+        return unread(e);
+    }
     let declared = parts
         .headers
         .get(CONTENT_LENGTH)
@@ -252,6 +257,45 @@ pub async fn admit(State(s): State<AppState>, req: Request, next: Next) -> Respo
         .await;
     drop(permit);
     res
+}
+
+/// The longest request target (path and query) answered: longer is 414 `uri_too_long`.
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// The most header fields a request may carry, and their total size (names, values and the
+/// `: ` and line end of each): more is 431 `headers_too_large`.
+pub const MAX_HEADER_FIELDS: usize = 100;
+/// See [`MAX_HEADER_FIELDS`].
+pub const MAX_HEADER_BYTES: usize = 32 * 1024;
+/// The HTTP parser's own limits, far above the ones answered with a problem document: a head
+/// beyond them is cut by the parser with a bare 414 or 431 (no body) and the connection closed.
+const PARSER_MAX_HEADERS: usize = 1000;
+const PARSER_MAX_HEAD_BYTES: usize = 1 << 20;
+
+/// The URI and header limits, answered with problem documents (the parser's own answers carry
+/// no body).
+fn check_head(parts: &axum::http::request::Parts) -> Result<(), ApiError> {
+    let uri = parts.uri.path_and_query().map_or(0, |p| p.as_str().len());
+    if uri > MAX_URI_BYTES {
+        return Err(ApiError::new(
+            ErrorCode::UriTooLong,
+            format!("request target of {uri} bytes; at most {MAX_URI_BYTES}"),
+        ));
+    }
+    let fields = parts.headers.len();
+    let bytes: usize = parts
+        .headers
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len() + 4)
+        .sum();
+    if fields > MAX_HEADER_FIELDS || bytes > MAX_HEADER_BYTES {
+        return Err(ApiError::new(
+            ErrorCode::HeadersTooLarge,
+            format!(
+                "{fields} header fields of {bytes} bytes; at most {MAX_HEADER_FIELDS} fields and {MAX_HEADER_BYTES} bytes"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The answer to a request whose body is left unread: the connection closes after it (a

@@ -21,12 +21,57 @@ use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::error::ApiError;
+use crate::dataset::Dataset;
 use crate::engine::Metric;
 use crate::input::{Candidate, ErrorCode, InputError, References};
 
-/// Memory reserved per byte of request body while it is parsed (the body itself, the JSON
-/// tree and the captions' strings).
-pub const PARSE_BYTES_PER_BODY_BYTE: u64 = 4;
+/// Heap bytes a JSON tree (`serde_json::Value`, key order preserved) takes at most per value
+/// (its slot in a growing array or object, amortised growth included), per object member
+/// (the key's `String`, the hash and index slot) and per container (its own allocation),
+/// besides the bytes of its strings. Upper bounds measured with a counting allocator on the
+/// shapes a hostile body can take (the test `the_parse_reservation_bounds_the_parse`).
+const VALUE_BYTES: u64 = 200;
+const MEMBER_BYTES: u64 = 96;
+const CONTAINER_BYTES: u64 = 64;
+/// The parser's own scratch and a small tree's fixed costs.
+const PARSE_BASE_BYTES: u64 = 64 * 1024;
+
+/// The memory to reserve before parsing `body` into a JSON tree: the body itself, its strings
+/// copied out, and per value, member and container of the tree. One pass over the bytes
+/// counting the structure outside strings (no allocation), so junk that parses into a tree
+/// many times its size (`[0,0,0,...]`, `{"a":0,"b":0,...}`) is reserved for (or refused)
+/// before it is parsed, not after.
+pub fn parse_memory(body: &[u8]) -> u64 {
+    let (mut values, mut members, mut containers) = (1u64, 0u64, 0u64);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in body {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' => values += 1,
+            b':' => members += 1,
+            b'[' | b'{' => {
+                containers += 1;
+                values += 1;
+            }
+            _ => {}
+        }
+    }
+    PARSE_BASE_BYTES
+        + 2 * body.len() as u64
+        + VALUE_BYTES * values
+        + MEMBER_BYTES * members
+        + CONTAINER_BYTES * containers
+}
 
 /// What a request's captions amount to.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -35,8 +80,10 @@ pub struct Size {
     pub captions: u64,
     /// Tokens of all captions.
     pub tokens: u64,
-    /// Sum over captions of tokens squared.
+    /// Sum over the captions SPICE parses of tokens squared.
     pub tokens_sq: u64,
+    /// Tokens of the captions SPICE parses (a dataset's built graphs are not parsed again).
+    pub spice_tokens: u64,
     /// Sum over (candidate, reference) pairs of the product of their tokens.
     pub cross: u64,
 }
@@ -72,54 +119,82 @@ pub fn approx_tokens(s: &str) -> u64 {
     n
 }
 
+/// Where a job's references come from, as the cost model sees them.
+#[derive(Clone, Copy)]
+pub enum RefSize<'a> {
+    /// Sent with the request: parsed, tokenized and (with SPICE) parsed again by this request.
+    Inline(&'a References),
+    /// A registered dataset: tokenized already; its recorded per-image profile gives the
+    /// references' counts and tokens, and SPICE parses only the images whose graph is not
+    /// built yet.
+    Dataset(&'a Dataset),
+}
+
 impl Size {
     fn add_caption(&mut self, t: u64) {
         self.captions += 1;
         self.tokens += t;
         self.tokens_sq += t * t;
+        self.spice_tokens += t;
     }
 
-    /// The size of a job: candidates, and either their inline references or (taken from a
-    /// dataset, tokenized and parsed already) `dataset_refs` references per candidate assumed
-    /// as long as the candidate.
+    /// The size of a job: candidates and their references. Dataset references count with
+    /// their recorded tokens (their clone and n-gram statistics per request), and for SPICE
+    /// only where the image's graph is not built yet (`spice`: SPICE is asked for).
     pub fn of<'a>(
         candidates: impl IntoIterator<Item = &'a Candidate>,
-        inline: Option<&References>,
-        dataset_refs: u64,
+        refs: Option<RefSize<'_>>,
+        spice: bool,
     ) -> Size {
         let mut s = Size::default();
-        let ref_tokens: Option<Vec<u64>> = inline.map(|r| {
-            r.images
-                .iter()
-                .map(|(_, caps)| {
-                    caps.iter()
-                        .map(|c| {
-                            let t = approx_tokens(c);
-                            s.add_caption(t);
-                            t
-                        })
-                        .sum()
-                })
-                .collect()
-        });
+        let mut graphs_counted = rustc_hash::FxHashSet::default();
+        let inline_tokens: Option<Vec<u64>> = match refs {
+            Some(RefSize::Inline(r)) => Some(
+                r.images
+                    .iter()
+                    .map(|(_, caps)| {
+                        caps.iter()
+                            .map(|c| {
+                                let t = approx_tokens(c);
+                                s.add_caption(t);
+                                t
+                            })
+                            .sum()
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
         for c in candidates {
             let t = approx_tokens(&c.caption);
             s.add_caption(t);
-            match (&ref_tokens, inline) {
-                (Some(rt), Some(r)) => {
-                    if let Some(i) = r.position(&c.image_id.key) {
+            match refs {
+                Some(RefSize::Inline(r)) => {
+                    if let (Some(i), Some(rt)) = (r.position(&c.image_id.key), &inline_tokens) {
                         s.cross += t * rt[i];
                     }
                 }
-                _ => s.cross += dataset_refs * t * t,
+                Some(RefSize::Dataset(d)) => {
+                    if let Some((p, built)) = d.reference_profile(&c.image_id.key) {
+                        s.captions += u64::from(p.captions);
+                        s.tokens += p.tokens;
+                        s.cross += t * p.tokens;
+                        if spice && !built && graphs_counted.insert(&c.image_id.key) {
+                            s.tokens_sq += p.tokens_sq;
+                            s.spice_tokens += p.tokens;
+                        }
+                    }
+                }
+                None => {}
             }
         }
         s
     }
 }
 
-/// The estimate for `metrics` over a request of `body` bytes whose captions are `size`.
-pub fn estimate(metrics: &[Metric], body: u64, size: &Size) -> Estimate {
+/// The estimate for `metrics` over a request whose parse takes `parse` bytes
+/// ([`parse_memory`]) and whose captions are `size`.
+pub fn estimate(metrics: &[Metric], parse: u64, size: &Size) -> Estimate {
     let (tok, caps, sq, cross) = (
         size.tokens as f64,
         size.captions as f64,
@@ -128,7 +203,7 @@ pub fn estimate(metrics: &[Metric], body: u64, size: &Size) -> Estimate {
     );
     // Microseconds and bytes; parse and tokenization are paid whatever the metrics.
     let mut us = 0.3 * tok + 2.0 * caps;
-    let mut mem = PARSE_BYTES_PER_BODY_BYTE as f64 * body as f64 + 1000.0 * caps + 50.0 * tok;
+    let mut mem = parse as f64 + 1000.0 * caps + 50.0 * tok;
     let has = |m: Metric| metrics.contains(&m);
     if metrics
         .iter()
@@ -145,8 +220,9 @@ pub fn estimate(metrics: &[Metric], body: u64, size: &Size) -> Estimate {
         mem += 200.0 * tok + 4.0 * cross.min(1e8);
     }
     if has(Metric::Spice) {
-        us += 40.0 * tok + 0.15 * sq + 0.02 * cross;
-        mem += 16.0 * 1024.0 * 1024.0 + 600.0 * tok;
+        let parsed = size.spice_tokens as f64;
+        us += 40.0 * parsed + 0.15 * sq + 0.02 * cross;
+        mem += 16.0 * 1024.0 * 1024.0 + 600.0 * parsed;
     }
     Estimate {
         cpu_seconds: us / 1e6,
@@ -163,6 +239,38 @@ pub struct Budget {
     pub max_request: u64,
     /// The most estimated CPU seconds one request may cost (`--max-request-cost`).
     pub max_cpu_seconds: f64,
+}
+
+/// The memory registered datasets hold against the budget, per dataset name: the content's
+/// sha256, the reservation and its bytes. A dataset holds its share for as long as it is
+/// registered; requests share what is left.
+#[derive(Debug, Default)]
+pub struct Holds(std::sync::Mutex<std::collections::BTreeMap<String, (String, Reservation, u64)>>);
+
+impl Holds {
+    /// Bytes held by every registered dataset.
+    pub fn total(&self) -> u64 {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(|(_, _, b)| b)
+            .sum()
+    }
+
+    /// Bytes held for `name`, if it holds any.
+    pub fn of(&self, name: &str) -> Option<u64> {
+        let m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        m.get(name).map(|(_, _, b)| *b)
+    }
+
+    /// Returns `name`'s share to the budget (deleted).
+    pub fn release(&self, name: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+    }
 }
 
 /// Memory reserved by a request, returned to the budget when dropped.
@@ -227,6 +335,67 @@ impl Budget {
         }
     }
 
+    /// Holds `bytes` for dataset `name` at version `sha` for as long as it stays registered
+    /// (replacing what an earlier version held; no per-request maximum): 507
+    /// `memory_budget_full` when the budget less what the other datasets hold cannot take it,
+    /// 503 `overloaded` when requests in flight hold the rest now.
+    pub fn hold(&self, holds: &Holds, name: &str, sha: &str, bytes: u64) -> Result<(), ApiError> {
+        let mut m = holds.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = m.get_mut(name) {
+            if entry.0 == sha {
+                if bytes > entry.2 {
+                    self.raise(&mut entry.1, bytes, name)?;
+                    entry.2 = bytes;
+                }
+                return Ok(());
+            }
+        }
+        let others: u64 = m
+            .iter()
+            .filter(|(n, _)| n.as_str() != name)
+            .map(|(_, (_, _, b))| b)
+            .sum();
+        let total = u64::from(self.total_mib) << 20;
+        if others + bytes > total {
+            return Err(ApiError::new(
+                ErrorCode::MemoryBudgetFull,
+                format!(
+                    "dataset {name:?} takes about {} MiB in memory; the other registered datasets hold {} MiB of the {} MiB budget (--memory-budget): delete a dataset or raise the budget",
+                    bytes.div_ceil(1 << 20),
+                    others.div_ceil(1 << 20),
+                    self.total_mib
+                ),
+            ));
+        }
+        let mut r = Reservation::default();
+        self.raise(&mut r, bytes, name)?;
+        m.insert(name.to_owned(), (sha.to_owned(), r, bytes));
+        Ok(())
+    }
+
+    fn raise(&self, r: &mut Reservation, bytes: u64, name: &str) -> Result<(), ApiError> {
+        let have: u32 = r.0.iter().map(|p| p.num_permits() as u32).sum();
+        let want = mib_of(bytes).min(self.total_mib);
+        if want <= have {
+            return Ok(());
+        }
+        let p = self
+            .mib
+            .clone()
+            .try_acquire_many_owned(want - have)
+            .map_err(|_| ApiError {
+                retry_after: Some(1),
+                ..ApiError::new(
+                    ErrorCode::Overloaded,
+                    format!(
+                        "dataset {name:?} needs about {want} MiB of the memory budget; the requests in flight hold it now: retry later"
+                    ),
+                )
+            })?;
+        r.0.push(p);
+        Ok(())
+    }
+
     /// Checks an estimate against the per-request limits and reserves its memory.
     pub fn admit(&self, r: &mut Reservation, e: &Estimate) -> Result<(), ApiError> {
         if e.cpu_seconds > self.max_cpu_seconds {
@@ -239,20 +408,21 @@ impl Budget {
     }
 }
 
-/// Admits a parsed score job: SPICE's per-caption token limit, then the estimate against the
-/// per-request limits and the budget (raising `r`). `candidates`: every candidate of the job
-/// (a comparison gives both systems' lists). `runs` > 1: the job scores its images that many
-/// times (several candidates per image, a comparison), its inline references again in every
-/// run.
+/// Admits a parsed score job: SPICE's per-caption token limit (on inline references and on a
+/// dataset's), then the estimate against the per-request limits and the budget (raising `r`).
+/// `candidates`: every candidate of the job (a comparison gives both systems' lists). `runs` >
+/// 1: the job scores its images that many times (several candidates per image, a comparison),
+/// its references again in every run.
 pub fn admit_job(
     (budget, max_spice_caption_tokens): (&Budget, usize),
     metrics: &[Metric],
-    body: usize,
+    parse: u64,
     (candidates, runs): (&[&[Candidate]], u64),
-    inline: Option<&References>,
+    refs: RefSize<'_>,
     r: &mut Reservation,
 ) -> Result<Estimate, ApiError> {
-    if metrics.contains(&Metric::Spice) {
+    let spice = metrics.contains(&Metric::Spice);
+    if spice {
         let max = max_spice_caption_tokens;
         let check = |c: &str, at: &dyn Fn() -> String| -> Result<(), ApiError> {
             if approx_tokens(c) as usize <= max {
@@ -272,22 +442,40 @@ pub fn admit_job(
                 format!("candidate of image_id {}", c.image_id)
             })?;
         }
-        if let Some(refs) = inline {
-            for (id, caps) in &refs.images {
-                for (j, c) in caps.iter().enumerate() {
-                    check(c, &|| format!("reference {j} of image_id {id}"))?;
+        match refs {
+            RefSize::Inline(refs) => {
+                for (id, caps) in &refs.images {
+                    for (j, c) in caps.iter().enumerate() {
+                        check(c, &|| format!("reference {j} of image_id {id}"))?;
+                    }
+                }
+            }
+            RefSize::Dataset(d) => {
+                for c in candidates.iter().copied().flatten() {
+                    let Some((p, _)) = d.reference_profile(&c.image_id.key) else {
+                        continue;
+                    };
+                    if p.max_tokens as usize > max {
+                        return Err(super::error::limit(format!(
+                            "dataset {:?}, image_id {}: a reference of {} tokens; at most {max} per caption with spice (--max-spice-caption-tokens): score this image without spice",
+                            d.name, c.image_id, p.max_tokens
+                        )));
+                    }
                 }
             }
         }
     }
-    let mut size = Size::of(candidates.iter().copied().flatten(), inline, 5);
-    if runs > 1 {
-        let refs = Size::of([], inline, 0);
-        size.captions += (runs - 1) * refs.captions;
-        size.tokens += (runs - 1) * refs.tokens;
-        size.tokens_sq += (runs - 1) * refs.tokens_sq;
+    let mut size = Size::of(candidates.iter().copied().flatten(), Some(refs), spice);
+    if let (true, RefSize::Inline(_)) = (runs > 1, refs) {
+        // Inline references again in every further run (a dataset's are counted per candidate
+        // already, its SPICE graphs once per image).
+        let again = Size::of([], Some(refs), spice);
+        size.captions += (runs - 1) * again.captions;
+        size.tokens += (runs - 1) * again.tokens;
+        size.tokens_sq += (runs - 1) * again.tokens_sq;
+        size.spice_tokens += (runs - 1) * again.spice_tokens;
     }
-    let e = estimate(metrics, body as u64, &size);
+    let e = estimate(metrics, parse, &size);
     budget.admit(r, &e)?;
     Ok(e)
 }

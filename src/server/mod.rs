@@ -129,7 +129,7 @@ fn build_state_inner(
     telemetry::prometheus();
     telemetry::register_counters();
     telemetry::datasets_loaded(datasets.len());
-    Ok(AppState(Arc::new(App {
+    let app = App {
         datasets,
         keys,
         limits: Limits {
@@ -148,7 +148,13 @@ fn build_state_inner(
         requests: Arc::new(tokio::sync::Semaphore::new(cfg.max_requests.max(1))),
         conn: cfg.conn_limits(),
         budget: cfg.budget(),
-    })))
+        holds: Default::default(),
+    };
+    // The datasets found at start hold their share of the memory budget.
+    for ds in app.datasets.list() {
+        app.hold_loaded(&ds);
+    }
+    Ok(AppState(Arc::new(app)))
 }
 
 /// The API routes with their OpenAPI description.

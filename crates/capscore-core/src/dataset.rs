@@ -111,6 +111,38 @@ pub struct Dataset {
     spice_graphs: Vec<OnceLock<(SceneGraph, bool)>>,
     /// Per-image labels and the submission policy.
     pub meta: DatasetMeta,
+    /// Per image (dataset order): what its references cost a request (the server's cost
+    /// model reads it instead of assuming a reference count).
+    profiles: Vec<RefProfile>,
+}
+
+/// What one image's references amount to, from their tokenization in the dataset stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RefProfile {
+    /// Reference captions.
+    pub captions: u32,
+    /// Tokens of all of them.
+    pub tokens: u64,
+    /// Sum over them of tokens squared.
+    pub tokens_sq: u64,
+    /// Tokens of the longest.
+    pub max_tokens: u32,
+}
+
+impl RefProfile {
+    fn of(tokenized: &[String]) -> RefProfile {
+        let mut p = RefProfile {
+            captions: tokenized.len() as u32,
+            ..RefProfile::default()
+        };
+        for t in tokenized {
+            let n = t.split_whitespace().count() as u64;
+            p.tokens += n;
+            p.tokens_sq += n * n;
+            p.max_tokens = p.max_tokens.max(n as u32);
+        }
+        p
+    }
 }
 
 /// What a dataset keeps besides its references (persisted with it; not part of its sha256).
@@ -180,6 +212,7 @@ impl Dataset {
             .iter()
             .map(|(_, c)| flat_tok.by_ref().take(c.len()).collect())
             .collect();
+        let profiles = tokenized.iter().map(|t| RefProfile::of(t)).collect();
         let mut interner = Interner::new();
         let ids = crate::engine::intern_references(&mut interner, &tokenized);
         let vocab = Arc::new(interner.into_vocab());
@@ -209,6 +242,7 @@ impl Dataset {
                 .take(image_count)
                 .collect(),
             meta,
+            profiles,
         })
     }
 
@@ -232,9 +266,10 @@ impl Dataset {
         sp: &Spice,
         positions: &[usize],
         refs_tok: &[Vec<String>],
-    ) -> Option<CachedGraphs> {
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Option<CachedGraphs>, InputError> {
         if refs_tok.len() != positions.len() {
-            return None;
+            return Ok(None);
         }
         // Items to parse: (item, whether its graph is the cached kind).
         let todo: Vec<(usize, bool)> = positions
@@ -250,7 +285,11 @@ impl Dataset {
         if !todo.is_empty() {
             let images: Vec<&[String]> =
                 todo.iter().map(|&(i, _)| refs_tok[i].as_slice()).collect();
-            let (graphs, failed) = sp.caption_graphs(&images);
+            let (graphs, failed) = sp.caption_graphs_until(&images, cancel);
+            if cancel() {
+                // Possibly half-built: nothing of it is kept.
+                return Err(crate::engine::cancelled());
+            }
             for ((&(i, cacheable), g), f) in todo.iter().zip(graphs).zip(failed) {
                 if cacheable {
                     let _ = self.spice_graphs[positions[i]].set((g, f));
@@ -260,23 +299,64 @@ impl Dataset {
             }
             cached -= todo.len();
         }
-        let pairs = own
+        let Some(pairs) = own
             .into_par_iter()
             .zip(positions.par_iter())
             .map(|(g, &p)| g.or_else(|| self.spice_graphs[p].get().cloned()))
-            .collect::<Option<Vec<_>>>()?;
+            .collect::<Option<Vec<_>>>()
+        else {
+            return Ok(None);
+        };
         let (graphs, failed) = pairs.into_iter().unzip();
-        Some(CachedGraphs {
+        Ok(Some(CachedGraphs {
             graphs,
             failed,
             cached,
-        })
+        }))
     }
 
     /// True when `batch` (assembled against this dataset) holds every image that has
     /// references: its own document frequencies are then exactly the dataset's.
     pub fn covers_all(&self, batch: &Batch) -> bool {
         batch.items.len() == crate::corpus::DocFreq::doc_count(&self.df)
+    }
+
+    /// The references of image `key` as a request's cost sees them: their profile, and
+    /// whether SPICE's merged graph of the image is built already (a request then parses only
+    /// its candidate). `None` when the image is not in the dataset.
+    pub fn reference_profile(&self, key: &ImageKey) -> Option<(RefProfile, bool)> {
+        let p = self.references.position(key)?;
+        Some((self.profiles[p], self.spice_graphs[p].get().is_some()))
+    }
+
+    /// About the bytes this dataset holds in memory (captions, their tokenization, interned
+    /// words, document frequencies and vectors, built SPICE graphs), for the server's memory
+    /// budget. An estimate from counts, an upper bound of what `scripts/attack` measures.
+    pub fn resident_bytes(&self) -> u64 {
+        let captions = self.caption_count() as u64;
+        let tokens: u64 = self.profiles.iter().map(|p| p.tokens).sum();
+        let text: u64 = self
+            .references
+            .images
+            .iter()
+            .flat_map(|(_, c)| c.iter().map(|s| s.len() as u64))
+            .sum();
+        let graphs = self
+            .spice_graphs
+            .iter()
+            .zip(&self.profiles)
+            .filter(|(g, _)| g.get().is_some())
+            .map(|(_, p)| p.tokens)
+            .sum::<u64>();
+        // Captions twice (raw and tokenized) with their String headers; word ids; n-gram
+        // entries of the document frequencies (up to 4 per token, with their hash slots);
+        // per-image overheads; SPICE graphs per reference token.
+        2 * text
+            + 64 * captions
+            + 4 * tokens
+            + 4 * 48 * tokens
+            + 256 * self.image_count() as u64
+            + 600 * graphs
     }
 
     /// Number of images.
@@ -412,7 +492,7 @@ impl ReferenceSource for Dataset {
         let batch_table = (whole && retokenized == 0).then(|| self.table());
         let spice = match req.spice {
             Some(sp) => Some(
-                self.spice_refs(sp, &positions, &tokenized)
+                self.spice_refs(sp, &positions, &tokenized, req.cancel)?
                     .ok_or_else(not_ours)?,
             ),
             None => None,
@@ -513,6 +593,14 @@ fn is_temporary(fname: &str) -> bool {
 /// (`.<name>~tmp-<pid>-<n>`, a name no dataset file can have), `fsync`, `rename`, then an
 /// `fsync` of the folder so the rename itself is durable.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_stamped(path, bytes).map(|_| ())
+}
+
+/// [`write_atomically`], returning the stamp of the file it wrote, taken from the temporary
+/// file's own handle before the rename (a rename keeps size, modification time and inode). A
+/// stamp read from `path` after the rename could be another replica's file, renamed over ours
+/// in between: the registry would then take that file for the version it holds in memory.
+fn write_stamped(path: &Path, bytes: &[u8]) -> std::io::Result<FileStamp> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path
         .parent()
@@ -531,11 +619,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        let stamp = FileStamp::of_metadata(&f.metadata()?);
         std::fs::rename(&tmp, path)?;
         if let Ok(d) = std::fs::File::open(dir) {
             let _ = d.sync_all();
         }
-        Ok(())
+        Ok(stamp)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -577,25 +666,28 @@ struct FileStamp {
 impl FileStamp {
     /// The stamp of `path`; `Ok(None)` when there is no such file.
     fn of(path: &Path) -> std::io::Result<Option<FileStamp>> {
-        let m = match std::fs::metadata(path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
+        match std::fs::metadata(path) {
+            Ok(m) => Ok(Some(FileStamp::of_metadata(&m))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn of_metadata(m: &std::fs::Metadata) -> FileStamp {
         let mtime_ns = m
             .modified()
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_nanos() as i128);
         #[cfg(unix)]
-        let ino = std::os::unix::fs::MetadataExt::ino(&m);
+        let ino = std::os::unix::fs::MetadataExt::ino(m);
         #[cfg(not(unix))]
         let ino = 0;
-        Ok(Some(FileStamp {
+        FileStamp {
             len: m.len(),
             mtime_ns,
             ino,
-        }))
+        }
     }
 }
 
@@ -656,14 +748,13 @@ impl Registry {
                     let Some(stem) = fname.strip_suffix(".json") else {
                         continue;
                     };
-                    let stamp = FileStamp::of(&path).ok().flatten();
                     match load_file(&path, stem) {
-                        Ok(ds) => {
+                        Ok((ds, stamp)) => {
                             map.insert(
                                 ds.name.clone(),
                                 Entry {
                                     ds: Arc::new(ds),
-                                    stamp,
+                                    stamp: Some(stamp),
                                 },
                             );
                         }
@@ -723,8 +814,8 @@ impl Registry {
         }
         // New or replaced by another process: (re)load it, then keep it unless a writer of
         // this process changed the file meanwhile.
-        let ds = match load_file(&path, name) {
-            Ok(ds) => Arc::new(ds),
+        let (ds, stamp) = match load_file(&path, name) {
+            Ok((ds, stamp)) => (Arc::new(ds), Some(stamp)),
             Err(why) => {
                 tracing::error!(file = %path.display(), error = %why, "dataset not loaded");
                 return Err(DatasetError::Io(std::io::Error::other(format!(
@@ -785,27 +876,27 @@ impl Registry {
         refs: References,
         now: u64,
     ) -> Result<(PutOutcome, Arc<Dataset>), DatasetError> {
-        self.put_unless_abandoned(name, refs, DatasetMeta::default(), now, &|| true)
+        self.put_unless_abandoned(name, refs, DatasetMeta::default(), now, &|_| true)
     }
 
-    /// [`Registry::put`] that commits (writes the file and registers) only when `commit()`
-    /// returns true, called once, with the registry's write lock held, right before: a
-    /// registration whose request was abandoned leaves nothing behind
-    /// ([`DatasetError::Abandoned`]).
+    /// [`Registry::put`] that commits (writes the file and registers) only when
+    /// `commit(&built)` returns true, called once, with the registry's write lock held, right
+    /// before: a registration whose request was abandoned (or that the server's memory budget
+    /// cannot hold) leaves nothing behind ([`DatasetError::Abandoned`]; the caller knows why).
     pub fn put_unless_abandoned(
         &self,
         name: &str,
         refs: References,
         meta: DatasetMeta,
         now: u64,
-        commit: &dyn Fn() -> bool,
+        commit: &dyn Fn(&Dataset) -> bool,
     ) -> Result<(PutOutcome, Arc<Dataset>), DatasetError> {
         if !valid_name(name) {
             return Err(DatasetError::InvalidName(name.to_owned()));
         }
         if let Some(old) = self.get_or_load(name)? {
             if old.sha256 == content_sha256(&refs) && old.meta == meta {
-                if !commit() {
+                if !commit(&old) {
                     return Err(DatasetError::Abandoned(name.to_owned()));
                 }
                 return Ok((PutOutcome::Unchanged, old));
@@ -820,7 +911,7 @@ impl Registry {
             None => None,
         };
         let _guard = self.write.lock().unwrap_or_else(|e| e.into_inner());
-        if !commit() {
+        if !commit(&ds) {
             return Err(DatasetError::Abandoned(name.to_owned()));
         }
         let mut stamp = None;
@@ -828,8 +919,7 @@ impl Registry {
         if let (Some(dir), Some(bytes)) = (&self.dir, bytes) {
             let path = dir.join(format!("{name}.json"));
             existed = path.exists();
-            write_atomically(&path, &bytes)?;
-            stamp = FileStamp::of(&path)?;
+            stamp = Some(write_stamped(&path, &bytes)?);
         }
         let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
         map.insert(
@@ -878,8 +968,15 @@ impl Registry {
     }
 }
 
-fn load_file(path: &Path, stem: &str) -> Result<Dataset, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+/// Loads a dataset file with the stamp of the very file read (taken from the open handle, so a
+/// replacement between the stamp and the read cannot pair one version's stamp with another's
+/// content).
+fn load_file(path: &Path, stem: &str) -> Result<(Dataset, FileStamp), String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let stamp = FileStamp::of_metadata(&f.metadata().map_err(|e| e.to_string())?);
+    let mut text = String::new();
+    f.read_to_string(&mut text).map_err(|e| e.to_string())?;
     let v: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
     let (name, sha, created, refs, meta) = parse_file(&v)?;
     if name != stem || !valid_name(&name) {
@@ -888,7 +985,8 @@ fn load_file(path: &Path, stem: &str) -> Result<Dataset, String> {
     if content_sha256(&refs) != sha {
         return Err("content does not match its sha256".into());
     }
-    Dataset::build_with(&name, refs, created, meta).map_err(|e| e.to_string())
+    let ds = Dataset::build_with(&name, refs, created, meta).map_err(|e| e.to_string())?;
+    Ok((ds, stamp))
 }
 
 #[cfg(test)]
@@ -951,9 +1049,46 @@ mod tests {
         assert!(Registry::open(Some(dir.path())).unwrap().0.is_empty());
     }
 
+    /// Issue 29: two replicas on one data folder register the same dataset at once, over and
+    /// over. Whatever the interleaving, once both are done each replica serves the version the
+    /// file holds (a stamp read after the rename could pair the other replica's file with this
+    /// replica's dataset, which it then served as current).
+    #[test]
+    fn concurrent_replicas_never_keep_a_stale_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Registry::open(Some(dir.path())).unwrap().0;
+        let b = Registry::open(Some(dir.path())).unwrap().0;
+        let path = dir.path().join("datasets").join("d.json");
+        for round in 0..40 {
+            std::thread::scope(|s| {
+                for (k, reg) in [&a, &b].into_iter().enumerate() {
+                    s.spawn(move || {
+                        let caption = format!("round {round} replica {k}");
+                        let refs = parse_references(&json!({"1": [caption]})).unwrap();
+                        reg.put("d", refs, 1).unwrap();
+                    });
+                }
+            });
+            let on_disk: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            let sha = on_disk["sha256"].as_str().unwrap();
+            for reg in [&a, &b] {
+                let served = reg.get_or_load("d").unwrap().unwrap();
+                assert_eq!(
+                    served.sha256, sha,
+                    "round {round}: a replica serves a stale version"
+                );
+            }
+        }
+    }
+
+    fn never() -> bool {
+        false
+    }
+
     const REQ: PrepareRequest<'static> = PrepareRequest {
         tokenize: true,
         spice: None,
+        cancel: &never,
     };
 
     #[test]

@@ -82,6 +82,10 @@ error_codes! {
     BodyTimeout => ("body_timeout", 408, "Request body too slow", "the body did not arrive within `--body-timeout`, or slower than `--min-body-rate`"),
     /// The request body exceeds the configured size.
     PayloadTooLarge => ("payload_too_large", 413, "Payload too large", "body (or its declared `Content-Length`) over `--max-body-bytes`, answered before reading it"),
+    /// The request target (path and query) is longer than the server takes.
+    UriTooLong => ("uri_too_long", 414, "URI too long", "request target over 8 KiB (the connection closes)"),
+    /// The request's header fields are too many or too large.
+    HeadersTooLarge => ("headers_too_large", 431, "Header fields too large", "more than 100 header fields, or over 32 KiB of them (the connection closes)"),
     /// No dataset of that name.
     UnknownDataset => ("unknown_dataset", 404, "Unknown dataset", "no such dataset"),
     /// No such route.
@@ -94,6 +98,8 @@ error_codes! {
     Forbidden => ("forbidden", 403, "Forbidden", "the key's role may not do this"),
     /// Too many computations in flight: retry later.
     Overloaded => ("overloaded", 503, "Overloaded", "too many computations in flight, or the memory budget (`--memory-budget`) is held by the requests in flight (with `Retry-After`)"),
+    /// The registered datasets would hold more memory than the server's budget.
+    MemoryBudgetFull => ("memory_budget_full", 507, "Memory budget full", "the registered datasets with this one would hold more than `--memory-budget` leaves (figures in the message): delete a dataset or raise the budget"),
     /// A requested metric's resources are not loaded.
     ResourcesNotLoaded => ("resources_not_loaded", 503, "Resources not loaded", "a requested metric's data is not loaded (names the metric)"),
     /// The computation took longer than the configured timeout.

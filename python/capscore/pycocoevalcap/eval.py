@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, Hashable, List, Optional, Sequence
 
 from .. import _capscore
-from .._errors import CapscoreError
+from .._errors import CapscoreError, translated
 from ._common import aligned, spice_image, warn_native_spice
 from .tokenizer.ptbtokenizer import PTBTokenizer
 
@@ -25,6 +25,7 @@ _SCORERS = [
 
 
 class COCOEvalCap:
+    @translated
     def __init__(self, coco, cocoRes, metrics: Optional[Sequence[str]] = None):
         """``metrics`` (capscore's addition) limits the scorers, e.g. ``["bleu", "meteor",
         "rouge_l", "cider_d"]``; by default all five run, as in pycocoevalcap."""
@@ -41,6 +42,7 @@ class COCOEvalCap:
                 raise CapscoreError(f"unknown metrics {unknown}; known: {known}", "unknown_metric")
         self.metrics = list(metrics) if metrics is not None else known
 
+    @translated
     def evaluate(self) -> None:
         imgIds = self.params["image_id"]
         gts = {}

@@ -95,7 +95,7 @@ fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiE
     // Memory is reserved before the body is parsed, the rest once its captions are counted
     // (as for `/v1/score`).
     let mut reserved = cost::Reservation::default();
-    let parse = cost::PARSE_BYTES_PER_BODY_BYTE * body.len() as u64;
+    let parse = cost::parse_memory(body);
     app.budget
         .reserve(&mut reserved, parse, "parsing the request")?;
     let req: CompareRequest = parse_body(body, "request body")?;
@@ -153,9 +153,13 @@ fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiE
     cost::admit_job(
         (&app.budget, app.limits.max_spice_caption_tokens),
         &metrics,
-        body.len(),
+        parse,
         (&[&a, &b], 2),
-        inline.as_ref(),
+        match (&dataset, &inline) {
+            (Some(d), _) => cost::RefSize::Dataset(d),
+            (None, Some(r)) => cost::RefSize::Inline(r),
+            (None, None) => return Err(ApiError::internal("a comparison without references")),
+        },
         &mut reserved,
     )?;
     let opts = Options {
@@ -176,6 +180,9 @@ fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiE
         options: opts,
     };
     let report: CompareReport = engine::run(job)?.into_comparison()?;
+    if let Some(d) = &dataset {
+        app.hold_loaded(d);
+    }
     serde_json::to_vec(&report).map_err(ApiError::internal)
 }
 

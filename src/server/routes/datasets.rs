@@ -43,6 +43,11 @@ pub struct DatasetInfo {
     pub labels: Vec<String>,
     /// Strict mode: every request must have exactly one result per image.
     pub require_complete: bool,
+    /// About the bytes the dataset holds in memory (references, tokenization, interned words,
+    /// document frequencies, SPICE graphs built so far): its share of `--memory-budget`.
+    pub resident_bytes: u64,
+    /// `resident_bytes` per image.
+    pub resident_bytes_per_image: u64,
     /// What the registration did: `created`, `replaced` or `unchanged` (PUT only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
@@ -99,6 +104,8 @@ fn info(ds: &Dataset, outcome: Option<PutOutcome>) -> DatasetInfo {
             .map(str::to_owned)
             .collect(),
         require_complete: ds.meta.require_complete,
+        resident_bytes: ds.resident_bytes(),
+        resident_bytes_per_image: ds.resident_bytes() / ds.image_count().max(1) as u64,
         outcome: outcome.map(|o| {
             match o {
                 PutOutcome::Created => "created",
@@ -195,20 +202,22 @@ pub async fn put_dataset(
     let (outcome, ds) =
         s.0.compute
             .run_with(fate, move || -> Result<_, ApiError> {
-                // The build holds memory from the budget like a score request, at most
+                // The build holds memory from the budget like a score request: its parse
+                // what the body's JSON structure will take (a body whose tree would exceed
+                // --max-request-memory is refused before it is parsed), the build at most
                 // --max-request-memory (an admin's large reference set waits for room, 503
                 // `overloaded`, rather than being refused for its size).
                 let mut reserved = cost::Reservation::default();
                 let most = app.budget.max_request;
-                let parse = cost::PARSE_BYTES_PER_BODY_BYTE * body.len() as u64;
+                let parse = cost::parse_memory(&body);
                 app.budget
-                    .reserve(&mut reserved, parse.min(most), "registering a dataset")?;
+                    .reserve(&mut reserved, parse, "parsing the dataset")?;
                 let v: Value = parse_body(&body, "dataset body")?;
                 let refs = input::parse_references(&v)?;
                 let build = cost::estimate(
                     &[Metric::CiderD],
-                    body.len() as u64,
-                    &cost::Size::of(&[], Some(&refs), 0),
+                    parse,
+                    &cost::Size::of(&[], Some(cost::RefSize::Inline(&refs)), false),
                 );
                 app.budget
                     .reserve(&mut reserved, build.memory.min(most), "registering a dataset")?;
@@ -229,10 +238,30 @@ pub async fn put_dataset(
                         check_caption(&app, c, &|| format!("references of image_id {id}, #{j}"))?;
                     }
                 }
-                // Registered only if the request is still waiting for the answer.
-                Ok(app
+                // Registered only if the request is still waiting for the answer and the
+                // memory budget can hold the dataset for as long as it stays registered.
+                let refused: std::sync::Mutex<Option<ApiError>> = Default::default();
+                let commit = |ds: &Dataset| match app.budget.hold(
+                    &app.holds,
+                    &ds.name,
+                    &ds.sha256,
+                    ds.resident_bytes(),
+                ) {
+                    Ok(()) => gate.commit(),
+                    Err(e) => {
+                        *refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                        false
+                    }
+                };
+                let put = app
                     .datasets
-                    .put_unless_abandoned(&name, refs, meta, now_unix(), &|| gate.commit())?)
+                    .put_unless_abandoned(&name, refs, meta, now_unix(), &commit);
+                if let Some(e) = refused.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                    return Err(e);
+                }
+                let put = put?;
+                metrics::gauge!("capscore_datasets_resident_bytes").set(app.holds.total() as f64);
+                Ok(put)
             })
             .await??;
     telemetry::datasets_loaded(s.0.datasets.len());
@@ -311,7 +340,10 @@ pub async fn delete_dataset(
     _role: AdminRole,
     DatasetName(name): DatasetName,
 ) -> Result<StatusCode, ApiError> {
+    let held = name.clone();
     on_registry(&s, move |d| d.delete(&name)).await?;
+    s.0.holds.release(&held);
+    metrics::gauge!("capscore_datasets_resident_bytes").set(s.0.holds.total() as f64);
     telemetry::datasets_loaded(s.0.datasets.len());
     Ok(StatusCode::NO_CONTENT)
 }

@@ -350,7 +350,7 @@ fn job_of(app: &App, req: ScoreRequest, with_dataset: bool) -> Result<Job, ApiEr
 fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiError> {
     // Memory is reserved before the body is parsed, the rest once its captions are counted.
     let mut reserved = cost::Reservation::default();
-    let parse = cost::PARSE_BYTES_PER_BODY_BYTE * body.len() as u64;
+    let parse = cost::parse_memory(body);
     app.budget
         .reserve(&mut reserved, parse, "parsing the request")?;
     #[cfg(feature = "test-support")]
@@ -469,16 +469,19 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
             )));
         }
     }
-    let inline = match &work.references {
-        engine::Refs::Owned(refs) => Some(refs),
-        engine::Refs::Source(_) => None,
+    let refs_size = match (&work.references, &ds) {
+        (engine::Refs::Owned(refs), _) => cost::RefSize::Inline(refs),
+        (engine::Refs::Source(_), Some(d)) => cost::RefSize::Dataset(d),
+        (engine::Refs::Source(_), None) => {
+            return Err(ApiError::internal("a job without references"))
+        }
     };
     let estimate = cost::admit_job(
         (&app.budget, app.limits.max_spice_caption_tokens),
         &metrics,
-        body.len(),
+        parse,
         (&[&work.candidates], runs),
-        inline,
+        refs_size,
         &mut reserved,
     )?;
     tracing::debug!(
@@ -487,6 +490,11 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
         "admitted"
     );
     let report = engine::run(work)?.into_report()?;
+    if let Some(d) = &ds {
+        // Its share of the budget: SPICE graphs built just now, or a version another
+        // replica registered.
+        app.hold_loaded(d);
+    }
     telemetry::report_scored(&metrics, &report);
     // The report's own `Serialize` (the same bytes as through `to_json`, key order preserved),
     // without building a JSON tree first.

@@ -176,14 +176,19 @@ pub(crate) fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
-/// The intervals of every aggregate.
-pub(super) fn intervals(spec: &BootstrapSpec, st: &PoolStats) -> BootstrapReport {
+/// The intervals of every aggregate; `None` once `cancel()` is true (resamples not started
+/// yet are skipped).
+pub(super) fn intervals(
+    spec: &BootstrapSpec,
+    st: &PoolStats,
+    cancel: &(dyn Fn() -> bool + Sync),
+) -> Option<BootstrapReport> {
     let _span = tracing::debug_span!("bootstrap").entered();
     let n = st.per_image.len();
     let draws: Vec<Vec<f64>> = (0..spec.samples)
         .into_par_iter()
-        .map(|s| resampled(st, &multiplicities(spec.seed, s, n)))
-        .collect();
+        .map(|s| (!cancel()).then(|| resampled(st, &multiplicities(spec.seed, s, n))))
+        .collect::<Option<_>>()?;
     let (mut low, mut high) = (Scores::default(), Scores::default());
     let q = (1.0 - spec.level) / 2.0;
     for (j, &key) in st.keys.iter().enumerate() {
@@ -192,14 +197,14 @@ pub(super) fn intervals(spec: &BootstrapSpec, st: &PoolStats) -> BootstrapReport
         low.set(key, quantile(&column, q));
         high.set(key, quantile(&column, 1.0 - q));
     }
-    BootstrapReport {
+    Some(BootstrapReport {
         samples: spec.samples,
         seed: spec.seed,
         level: spec.level,
         method: "percentile",
         low,
         high,
-    }
+    })
 }
 
 #[cfg(test)]

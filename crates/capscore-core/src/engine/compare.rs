@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{drawn, multiplicities, pooled, quantile, SplitMix};
-use super::options::Options;
+use super::options::{cancelled, Options};
 use super::report::{Scores, Warning};
 use super::score::score;
 use super::source::ReferenceSource;
@@ -214,17 +214,24 @@ pub(crate) fn compare(
     let boot: Vec<Vec<f64>> = (0..spec.samples)
         .into_par_iter()
         .map(|s| {
+            if opts.cancelled() {
+                return None;
+            }
             let m = multiplicities(spec.seed, s, n);
-            delta_of(
+            Some(delta_of(
                 &pooled(&keys, drawn(pa, &m), n as f64),
                 &pooled(&keys, drawn(pb, &m), n as f64),
-            )
+            ))
         })
-        .collect();
+        .collect::<Option<_>>()
+        .ok_or_else(cancelled)?;
     // Approximate randomization: trial t swaps image i when bit i of its stream says so.
     let trials: Vec<Vec<f64>> = (0..spec.trials)
         .into_par_iter()
         .map(|t| {
+            if opts.cancelled() {
+                return None;
+            }
             let mut g = SplitMix::stream(spec.seed ^ 0xA5A5_5A5A_C3C3_3C3C, t);
             let mut swap = Vec::with_capacity(n);
             let mut bits = 0u64;
@@ -239,12 +246,13 @@ pub(crate) fn compare(
                 let swap = &swap;
                 (0..n).map(move |i| (if a_side != swap[i] { pa } else { pb }, i, 1u32))
             };
-            delta_of(
+            Some(delta_of(
                 &pooled(&keys, side(true), n as f64),
                 &pooled(&keys, side(false), n as f64),
-            )
+            ))
         })
-        .collect();
+        .collect::<Option<_>>()
+        .ok_or_else(cancelled)?;
     let q = (1.0 - spec.level) / 2.0;
     let (mut low, mut high, mut p_boot, mut p_ar, mut delta) = (
         Scores::default(),

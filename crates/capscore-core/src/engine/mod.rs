@@ -45,6 +45,7 @@ mod step;
 
 pub use job::{run, Job, Kind, Outcome, Refs};
 pub use metric::{coded_error, Metric};
+pub(crate) use options::cancelled;
 pub use options::{DfChoice, Options, Tokenizer};
 pub use pool::{check_threads, max_threads, thread_pool, THREADS_PER_CORE};
 pub use report::{

@@ -8,6 +8,7 @@
 use rayon::prelude::*;
 
 use super::metric::Metric;
+use super::options::cancelled;
 use super::report::{Warning, WarningCode};
 use super::step::{Ctx, DfUse, Out};
 use crate::corpus::{BatchWords, Caption, GramBuf, GramIndex, IdfSource, Interner, Matches};
@@ -81,6 +82,9 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
         BatchWords::build(&mut interner, &captions, &img_start, want_rouge, grams)
     };
 
+    if ctx.opts.cancelled() {
+        return Err(cancelled());
+    }
     if !variants.is_empty() {
         let empty = match ctx.df {
             DfUse::Batch => !words.any_reference_word(),
@@ -102,6 +106,12 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
     let stats: Vec<ImageStats> = (0..words.chunk_count())
         .into_par_iter()
         .flat_map_iter(|c| {
+            // Cancelled: the chunks not started yet are skipped (checked below).
+            let images = if ctx.opts.cancelled() {
+                0
+            } else {
+                words.chunk_images(c)
+            };
             let mut buf = GramBuf::default();
             let mut index = GramIndex::default();
             let mut matches = Matches::default();
@@ -109,7 +119,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
             let mut vecs: Vec<SentenceVec> = Vec::new();
             let mut rouge_scratch = rouge::Scratch::default();
             let mut grams = ngram_metrics.then(|| words.chunk_grams(c));
-            (0..words.chunk_images(c))
+            (0..images)
                 .map(move |j| {
                     let mut out = ImageStats::default();
                     if let Some(grams) = grams.as_mut() {
@@ -145,6 +155,13 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
                 .collect::<Vec<_>>()
         })
         .collect();
+    if stats.len() != n {
+        return Err(if ctx.opts.cancelled() {
+            cancelled()
+        } else {
+            InputError::new(ErrorCode::Internal, "n-gram statistics lost an image")
+        });
+    }
 
     if want_bleu {
         let total = bleu::pool(stats.iter().map(|s| &s.bleu));

@@ -55,6 +55,7 @@ pub fn score(
     let req = PrepareRequest {
         tokenize: opts.tokenizer == Tokenizer::Ptb,
         spice: opts.spice.filter(|_| opts.metrics.contains(&Metric::Spice)),
+        cancel: opts.stop(),
     };
     let (prepared, cand_tok) = rayon::join(
         || {
@@ -133,7 +134,7 @@ pub fn score(
     if opts.cancelled() {
         return Err(cancelled());
     }
-    Ok(finish(&batch, &tok, &prepared, opts, out))
+    finish(&batch, &tok, &prepared, opts, out)
 }
 
 /// SPIDEr (aac-metrics): the mean of CIDEr-D and SPICE, per image and for the corpus (both
@@ -187,7 +188,7 @@ fn finish(
     prepared: &PreparedRefs<'_>,
     opts: &Options<'_>,
     out: Out,
-) -> Report {
+) -> Result<Report, InputError> {
     let _span = tracing::debug_span!("report").entered();
     let n = batch.items.len();
     let pool = PoolStats {
@@ -197,7 +198,10 @@ fn finish(
         keys: out.aggregate.entries().map(|(k, _)| k).collect(),
         ids: batch.items.iter().map(|i| i.image_id.key.clone()).collect(),
     };
-    let bootstrap = opts.bootstrap.map(|spec| intervals(&spec, &pool));
+    let bootstrap = match opts.bootstrap {
+        Some(spec) => Some(intervals(&spec, &pool, opts.stop()).ok_or_else(cancelled)?),
+        None => None,
+    };
     let mut warnings = out.warnings;
     let ids = |f: &dyn Fn(usize) -> bool| -> Vec<Value> {
         (0..n)
@@ -243,7 +247,7 @@ fn finish(
             })
             .collect()
     });
-    Report {
+    Ok(Report {
         aggregate: out.aggregate,
         per_image,
         bleu_totals: out.bleu_totals,
@@ -259,7 +263,7 @@ fn finish(
             spice_cached_graphs: prepared.spice.as_ref().map_or(0, |c| c.cached),
             images: n,
         },
-    }
+    })
 }
 
 /// Interns tokenized references (each split into words as BLEU and CIDEr split them, spec

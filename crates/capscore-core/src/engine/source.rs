@@ -41,6 +41,10 @@ pub struct PrepareRequest<'a> {
     pub tokenize: bool,
     /// SPICE, when SPICE will be computed (a source with a graph cache hands graphs over).
     pub spice: Option<&'a Spice>,
+    /// Cooperative cancellation of long preparation (a dataset's SPICE graph builds): once it
+    /// returns true the source stops, keeps nothing half-built and answers with the
+    /// cancellation error.
+    pub cancel: &'a (dyn Fn() -> bool + Sync),
 }
 
 /// A batch's references, ready to score.

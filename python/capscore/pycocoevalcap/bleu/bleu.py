@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Hashable, List, Mapping, Tuple
 
 from ... import _capscore
-from ..._errors import CapscoreError
+from ..._errors import CapscoreError, translated
 from .._common import run
 
 
 class Bleu:
     """BLEU-1..n (n <= 4) as pycocoevalcap computes it."""
 
+    @translated
     def __init__(self, n: int = 4):
         if not 1 <= n <= 4:
             raise CapscoreError(f"Bleu(n={n}): capscore computes BLEU-1 to BLEU-4", "invalid_format")
@@ -19,6 +20,7 @@ class Bleu:
         self._hypo_for_image = {}
         self.ref_for_image = {}
 
+    @translated
     def compute_score(
         self, gts: Mapping[Hashable, List[str]], res: Mapping[Hashable, List[str]], verbose: int = 1
     ) -> Tuple[List[float], List[List[float]]]:

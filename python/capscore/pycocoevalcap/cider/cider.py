@@ -8,13 +8,14 @@ from typing import Hashable, List, Mapping, Tuple
 import numpy as np
 
 from ... import _capscore
-from ..._errors import CapscoreError
+from ..._errors import CapscoreError, translated
 from .._common import run
 
 
 class Cider:
     """CIDEr-D (pycocoevalcap's ``CIDEr``)."""
 
+    @translated
     def __init__(self, test=None, refs=None, n: int = 4, sigma: float = 6.0):
         if n != 4 or sigma != 6.0:
             raise CapscoreError(
@@ -24,6 +25,7 @@ class Cider:
         self._n = n
         self._sigma = sigma
 
+    @translated
     def compute_score(
         self, gts: Mapping[Hashable, List[str]], res: Mapping[Hashable, List[str]]
     ) -> Tuple[np.float64, np.ndarray]:

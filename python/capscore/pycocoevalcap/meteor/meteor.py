@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Hashable, List, Mapping, Tuple
 
 from .._common import run
+from ..._errors import translated
 
 
 class Meteor:
@@ -13,6 +14,7 @@ class Meteor:
         # (fetched on first use unless CAPSCORE_OFFLINE is set).
         pass
 
+    @translated
     def compute_score(
         self, gts: Mapping[Hashable, List[str]], res: Mapping[Hashable, List[str]]
     ) -> Tuple[float, List[float]]:

@@ -8,6 +8,7 @@ import numpy as np
 
 from ... import _capscore
 from .._common import run
+from ..._errors import translated
 
 
 class Rouge:
@@ -16,11 +17,13 @@ class Rouge:
     def __init__(self):
         self.beta = 1.2
 
+    @translated
     def calc_score(self, candidate: List[str], refs: List[str]) -> float:
         """ROUGE-L of one candidate (a list of one sentence) against its references."""
         _, _, columns, _ = run(["rouge_l"], {0: list(refs)}, {0: list(candidate)})
         return float(columns["ROUGE_L"][0])
 
+    @translated
     def compute_score(
         self, gts: Mapping[Hashable, List[str]], res: Mapping[Hashable, List[str]]
     ) -> Tuple[np.float64, np.ndarray]:

@@ -11,6 +11,7 @@ from typing import Any, Dict, Hashable, List, Mapping, Tuple
 import numpy as np
 
 from .._common import run, spice_image, warn_native_spice
+from ..._errors import translated
 
 
 class Spice:
@@ -22,6 +23,7 @@ class Spice:
         except (TypeError, ValueError):
             return np.nan
 
+    @translated
     def compute_score(
         self, gts: Mapping[Hashable, List[str]], res: Mapping[Hashable, List[str]]
     ) -> Tuple[np.float64, List[Dict[str, Dict[str, float]]]]:

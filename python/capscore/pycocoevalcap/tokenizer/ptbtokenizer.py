@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Dict, Hashable, List, Mapping, Sequence
 
 from ... import _capscore
+from ..._errors import translated
 
 # The tokens pycocoevalcap drops after tokenizing.
 PUNCTUATIONS = ["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-",
@@ -15,6 +16,7 @@ PUNCTUATIONS = ["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-",
 class PTBTokenizer:
     """pycocoevalcap's tokenizer step, native."""
 
+    @translated
     def tokenize(
         self, captions_for_image: Mapping[Hashable, Sequence[Mapping[str, str]]]
     ) -> Dict[Hashable, List[str]]:
