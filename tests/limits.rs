@@ -531,3 +531,48 @@ async fn uri_and_header_limits_are_problem_documents() {
     assert_eq!(status, 404);
     s.stop().await;
 }
+
+/// Issue 29: registered datasets hold their resident size against `--memory-budget`; work
+/// that the budget cannot take next to what the datasets hold (here a third registration) is
+/// 507 `memory_budget_full` with the figures and registers nothing, and deleting a dataset
+/// returns its share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn datasets_hold_their_memory_against_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), |c| c.memory_budget = 64).await;
+    let refs = |tag: &str| {
+        let m: serde_json::Map<String, Value> = (0..2000)
+            .map(|i| {
+                let caps: Vec<String> = (0..5)
+                    .map(|j| format!("{tag} a man {i} rides a wave number {j} on a board"))
+                    .collect();
+                (i.to_string(), json!(caps))
+            })
+            .collect();
+        json!({ "references": m })
+    };
+    let (status, a) = s.put("/v1/datasets/a", &refs("first")).await;
+    assert_eq!(status, 201, "{a}");
+    let held = a["resident_bytes"].as_u64().unwrap();
+    assert!(held > 16 << 20 && held < 32 << 20, "{a}");
+    assert_eq!(a["resident_bytes_per_image"].as_u64().unwrap(), held / 2000);
+    // Unchanged content holds nothing more; a new version of the same size takes over the
+    // old one's share.
+    assert_eq!(s.put("/v1/datasets/a", &refs("first")).await.0, 200);
+    assert_eq!(s.put("/v1/datasets/a", &refs("other")).await.0, 200);
+    assert_eq!(s.put("/v1/datasets/b", &refs("second")).await.0, 201);
+    let (status, c) = s.put("/v1/datasets/c", &refs("third")).await;
+    assert_eq!(status, 507, "{c}");
+    assert_eq!(c["code"], "memory_budget_full");
+    assert!(
+        c["detail"]
+            .as_str()
+            .unwrap()
+            .contains("registered datasets hold"),
+        "{c}"
+    );
+    assert_eq!(s.get("/v1/datasets/c").await.0, 404);
+    assert_eq!(s.delete("/v1/datasets/a").await.0, 204);
+    assert_eq!(s.put("/v1/datasets/c", &refs("third")).await.0, 201);
+    s.stop().await;
+}

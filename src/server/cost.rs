@@ -239,6 +239,8 @@ pub struct Budget {
     pub max_request: u64,
     /// The most estimated CPU seconds one request may cost (`--max-request-cost`).
     pub max_cpu_seconds: f64,
+    /// What the registered datasets hold of it.
+    pub holds: Arc<Holds>,
 }
 
 /// The memory registered datasets hold against the budget, per dataset name: the content's
@@ -264,6 +266,16 @@ impl Holds {
         m.get(name).map(|(_, _, b)| *b)
     }
 
+    /// Records `r` (of `bytes`) as `name`'s share at version `sha`, returning what an earlier
+    /// version held to the budget.
+    pub fn set(&self, name: &str, sha: &str, mut r: Reservation, bytes: u64) {
+        let mut m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, old, _)) = m.remove(name) {
+            r.0.extend(old.0);
+        }
+        m.insert(name.to_owned(), (sha.to_owned(), r, bytes));
+    }
+
     /// Returns `name`'s share to the budget (deleted).
     pub fn release(&self, name: &str) {
         self.0
@@ -276,6 +288,13 @@ impl Holds {
 /// Memory reserved by a request, returned to the budget when dropped.
 #[derive(Debug, Default)]
 pub struct Reservation(Vec<OwnedSemaphorePermit>);
+
+impl Reservation {
+    /// MiB reserved.
+    fn mib(&self) -> u32 {
+        self.0.iter().map(|p| p.num_permits() as u32).sum()
+    }
+}
 
 fn mib_of(bytes: u64) -> u32 {
     u32::try_from(bytes.div_ceil(1 << 20)).unwrap_or(u32::MAX)
@@ -291,6 +310,7 @@ impl Budget {
             total_mib,
             max_request,
             max_cpu_seconds,
+            holds: Arc::default(),
         }
     }
 
@@ -309,6 +329,30 @@ impl Budget {
                 self.max_request >> 20
             )));
         }
+        self.take(r, bytes)
+    }
+
+    /// [`Budget::reserve`] for an admin's dataset registration: bounded by the whole budget
+    /// rather than `--max-request-memory` (a reference set as large as COCO train fits; a
+    /// body whose parse could never fit is 422 `cost_exceeded` before it is parsed).
+    pub fn reserve_admin(
+        &self,
+        r: &mut Reservation,
+        bytes: u64,
+        what: &str,
+    ) -> Result<(), ApiError> {
+        let total = u64::from(self.total_mib) << 20;
+        if bytes > total {
+            return Err(cost_exceeded(format!(
+                "{what}: about {} MiB of memory; the whole budget is {} MiB (--memory-budget)",
+                bytes.div_ceil(1 << 20),
+                self.total_mib
+            )));
+        }
+        self.take(r, bytes)
+    }
+
+    fn take(&self, r: &mut Reservation, bytes: u64) -> Result<(), ApiError> {
         let have: u32 = r.0.iter().map(|p| p.num_permits() as u32).sum();
         let want = mib_of(bytes).min(self.total_mib);
         if want <= have {
@@ -320,6 +364,19 @@ impl Budget {
                 Ok(())
             }
             Err(_) => {
+                let held = self.holds.total();
+                let total = u64::from(self.total_mib) << 20;
+                if held + bytes > total {
+                    // Not a passing peak: the datasets leave too little for it.
+                    return Err(ApiError::new(
+                        ErrorCode::MemoryBudgetFull,
+                        format!(
+                            "this needs about {want} MiB; the registered datasets hold {} MiB of the {} MiB budget (--memory-budget): delete a dataset or raise the budget",
+                            held.div_ceil(1 << 20),
+                            self.total_mib
+                        ),
+                    ));
+                }
                 metrics::counter!("capscore_shed_total").increment(1);
                 Err(ApiError {
                     retry_after: Some(1),
@@ -339,22 +396,35 @@ impl Budget {
     /// (replacing what an earlier version held; no per-request maximum): 507
     /// `memory_budget_full` when the budget less what the other datasets hold cannot take it,
     /// 503 `overloaded` when requests in flight hold the rest now.
-    pub fn hold(&self, holds: &Holds, name: &str, sha: &str, bytes: u64) -> Result<(), ApiError> {
-        let mut m = holds.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(entry) = m.get_mut(name) {
-            if entry.0 == sha {
-                if bytes > entry.2 {
-                    self.raise(&mut entry.1, bytes, name)?;
-                    entry.2 = bytes;
-                }
-                return Ok(());
-            }
+    pub fn hold(&self, name: &str, sha: &str, bytes: u64) -> Result<(), ApiError> {
+        if let Some(r) = self.prepare_hold(name, sha, bytes)? {
+            self.holds.set(name, sha, r, bytes);
         }
+        Ok(())
+    }
+
+    /// The reservation [`Budget::hold`] would take, without registering it (a registration
+    /// takes it before it commits and hands it to [`Holds::set`] once committed); `None` when
+    /// `name` holds enough for `sha` already.
+    pub fn prepare_hold(
+        &self,
+        name: &str,
+        sha: &str,
+        bytes: u64,
+    ) -> Result<Option<Reservation>, ApiError> {
+        let m = self.holds.0.lock().unwrap_or_else(|e| e.into_inner());
+        if m.get(name).is_some_and(|e| e.0 == sha && e.2 >= bytes) {
+            return Ok(None);
+        }
+        // A new version takes over the old one's share and adds what it needs beyond it (the
+        // old version leaves memory as the new one is registered).
+        let have = m.get(name).map_or(0, |e| e.1.mib());
         let others: u64 = m
             .iter()
             .filter(|(n, _)| n.as_str() != name)
             .map(|(_, (_, _, b))| b)
             .sum();
+        drop(m);
         let total = u64::from(self.total_mib) << 20;
         if others + bytes > total {
             return Err(ApiError::new(
@@ -368,9 +438,9 @@ impl Budget {
             ));
         }
         let mut r = Reservation::default();
-        self.raise(&mut r, bytes, name)?;
-        m.insert(name.to_owned(), (sha.to_owned(), r, bytes));
-        Ok(())
+        let more = mib_of(bytes).saturating_sub(have);
+        self.raise(&mut r, u64::from(more) << 20, name)?;
+        Ok(Some(r))
     }
 
     fn raise(&self, r: &mut Reservation, bytes: u64, name: &str) -> Result<(), ApiError> {
@@ -487,6 +557,78 @@ fn cost_exceeded(msg: String) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn dataset_and_candidates() -> (crate::dataset::Dataset, References, Vec<Candidate>) {
+        let long = vec!["w"; 600].join(" ");
+        let refs = crate::input::parse_references(&serde_json::json!({
+            "1": ["a dog runs on the grass", "a brown dog"],
+            "2": [long, "a cat"],
+        }))
+        .unwrap();
+        let ds = crate::dataset::Dataset::build("d", refs.clone(), 0).unwrap();
+        let cands =
+            crate::input::parse_candidates(&serde_json::json!({"1": "a dog", "2": "a cat sits"}))
+                .unwrap();
+        (ds, refs, cands)
+    }
+
+    /// Issue 29: a dataset-backed request is sized from the dataset's recorded references
+    /// (not a default of 5 per candidate), like the same request with its references inline;
+    /// SPICE counts an image's references once even when several runs score it.
+    #[test]
+    fn dataset_requests_are_sized_from_their_references() {
+        let (ds, refs, cands) = dataset_and_candidates();
+        let inline = Size::of(&cands, Some(RefSize::Inline(&refs)), true);
+        let from_ds = Size::of(&cands, Some(RefSize::Dataset(&ds)), true);
+        assert_eq!(from_ds.captions, inline.captions);
+        // The dataset's counts are the tokenizer's exact ones; the inline ones are the cheap
+        // upper bound.
+        assert!(
+            from_ds.tokens >= 600 && from_ds.tokens <= inline.tokens,
+            "{from_ds:?} {inline:?}"
+        );
+        assert!(from_ds.cross >= 600 * 2, "{from_ds:?}");
+        assert_eq!(from_ds.spice_tokens, from_ds.tokens);
+        // Two systems over the same images: the references twice, their SPICE parse once.
+        let both: Vec<&Candidate> = cands.iter().chain(&cands).collect();
+        let twice = Size::of(both, Some(RefSize::Dataset(&ds)), true);
+        assert_eq!(twice.captions, 2 * from_ds.captions);
+        let cand_tokens: u64 = cands.iter().map(|c| approx_tokens(&c.caption)).sum();
+        assert_eq!(twice.spice_tokens, from_ds.spice_tokens + cand_tokens);
+        // Without SPICE nothing is counted for its parse of the references.
+        let plain = Size::of(&cands, Some(RefSize::Dataset(&ds)), false);
+        assert_eq!(plain.spice_tokens, cand_tokens);
+    }
+
+    /// Issue 29: `--max-spice-caption-tokens` applies to a dataset's references: a SPICE
+    /// request on an image with a longer reference is refused naming the dataset, the image
+    /// and the cap; other images and other metrics are not.
+    #[test]
+    fn the_spice_token_cap_applies_to_dataset_references() {
+        let (ds, _, cands) = dataset_and_candidates();
+        let b = Budget::new(1 << 30, 1 << 30, 100.0);
+        let admit = |metrics: &[Metric], cands: &[Candidate]| {
+            admit_job(
+                (&b, 512),
+                metrics,
+                0,
+                (&[cands], 1),
+                RefSize::Dataset(&ds),
+                &mut Reservation::default(),
+            )
+        };
+        let e = admit(&[Metric::Spice], &cands).unwrap_err();
+        assert_eq!(e.code, ErrorCode::LimitExceeded);
+        assert!(
+            e.detail.contains("dataset \"d\"")
+                && e.detail.contains("image_id \"2\"")
+                && e.detail.contains("--max-spice-caption-tokens"),
+            "{}",
+            e.detail
+        );
+        assert!(admit(&[Metric::Spice], &cands[..1]).is_ok());
+        assert!(admit(&[Metric::CiderD, Metric::RougeL], &cands).is_ok());
+    }
 
     #[test]
     fn approx_tokens_bounds_the_tokenizer() {

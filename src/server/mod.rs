@@ -148,7 +148,6 @@ fn build_state_inner(
         requests: Arc::new(tokio::sync::Semaphore::new(cfg.max_requests.max(1))),
         conn: cfg.conn_limits(),
         budget: cfg.budget(),
-        holds: Default::default(),
     };
     // The datasets found at start hold their share of the memory budget.
     for ds in app.datasets.list() {

@@ -49,8 +49,6 @@ pub struct App {
     pub conn: ConnLimits,
     /// The memory budget and per-request cost limits.
     pub budget: super::cost::Budget,
-    /// What the registered datasets hold of the budget.
-    pub holds: super::cost::Holds,
 }
 
 impl App {
@@ -59,14 +57,11 @@ impl App {
     /// already; a share the budget cannot take is logged and counted, and shrinks what requests
     /// may use only once it fits.
     pub fn hold_loaded(&self, ds: &crate::dataset::Dataset) {
-        if let Err(e) = self
-            .budget
-            .hold(&self.holds, &ds.name, &ds.sha256, ds.resident_bytes())
-        {
+        if let Err(e) = self.budget.hold(&ds.name, &ds.sha256, ds.resident_bytes()) {
             metrics::counter!("capscore_dataset_holds_failed_total").increment(1);
             tracing::warn!(dataset = %ds.name, error = %e.detail, "dataset memory not reserved");
         }
-        metrics::gauge!("capscore_datasets_resident_bytes").set(self.holds.total() as f64);
+        metrics::gauge!("capscore_datasets_resident_bytes").set(self.budget.holds.total() as f64);
     }
 }
 

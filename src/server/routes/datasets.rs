@@ -202,16 +202,16 @@ pub async fn put_dataset(
     let (outcome, ds) =
         s.0.compute
             .run_with(fate, move || -> Result<_, ApiError> {
-                // The build holds memory from the budget like a score request: its parse
-                // what the body's JSON structure will take (a body whose tree would exceed
-                // --max-request-memory is refused before it is parsed), the build at most
-                // --max-request-memory (an admin's large reference set waits for room, 503
-                // `overloaded`, rather than being refused for its size).
+                // The registration holds memory from the budget like a score request: its
+                // parse what the body's JSON structure will take, bounded by the whole budget
+                // (a body whose tree could never fit is refused before it is parsed), the build
+                // at most --max-request-memory (an admin's large reference set waits for room,
+                // 503 `overloaded`, rather than being refused for its size).
                 let mut reserved = cost::Reservation::default();
                 let most = app.budget.max_request;
                 let parse = cost::parse_memory(&body);
                 app.budget
-                    .reserve(&mut reserved, parse, "parsing the dataset")?;
+                    .reserve_admin(&mut reserved, parse, "parsing the dataset")?;
                 let v: Value = parse_body(&body, "dataset body")?;
                 let refs = input::parse_references(&v)?;
                 let build = cost::estimate(
@@ -239,18 +239,27 @@ pub async fn put_dataset(
                     }
                 }
                 // Registered only if the request is still waiting for the answer and the
-                // memory budget can hold the dataset for as long as it stays registered.
+                // memory budget can hold the dataset for as long as it stays registered: the
+                // parse's and build's reservation is returned first (the tree is gone, the
+                // build is what stays), then the dataset's share is taken, and kept only if
+                // the registration commits.
+                drop(v);
+                let reserved = std::sync::Mutex::new(Some(reserved));
                 let refused: std::sync::Mutex<Option<ApiError>> = Default::default();
-                let commit = |ds: &Dataset| match app.budget.hold(
-                    &app.holds,
-                    &ds.name,
-                    &ds.sha256,
-                    ds.resident_bytes(),
-                ) {
-                    Ok(()) => gate.commit(),
-                    Err(e) => {
-                        *refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
-                        false
+                let share: std::sync::Mutex<Option<(cost::Reservation, u64)>> = Default::default();
+                let commit = |ds: &Dataset| {
+                    drop(reserved.lock().unwrap_or_else(|e| e.into_inner()).take());
+                    let bytes = ds.resident_bytes();
+                    match app.budget.prepare_hold(&ds.name, &ds.sha256, bytes) {
+                        Ok(r) => {
+                            *share.lock().unwrap_or_else(|e| e.into_inner()) =
+                                r.map(|r| (r, bytes));
+                            gate.commit()
+                        }
+                        Err(e) => {
+                            *refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                            false
+                        }
                     }
                 };
                 let put = app
@@ -259,8 +268,13 @@ pub async fn put_dataset(
                 if let Some(e) = refused.lock().unwrap_or_else(|e| e.into_inner()).take() {
                     return Err(e);
                 }
+                if let (Ok((_, ds)), Some((r, bytes))) =
+                    (&put, share.lock().unwrap_or_else(|e| e.into_inner()).take())
+                {
+                    app.budget.holds.set(&ds.name, &ds.sha256, r, bytes);
+                }
                 let put = put?;
-                metrics::gauge!("capscore_datasets_resident_bytes").set(app.holds.total() as f64);
+                metrics::gauge!("capscore_datasets_resident_bytes").set(app.budget.holds.total() as f64);
                 Ok(put)
             })
             .await??;
@@ -342,8 +356,8 @@ pub async fn delete_dataset(
 ) -> Result<StatusCode, ApiError> {
     let held = name.clone();
     on_registry(&s, move |d| d.delete(&name)).await?;
-    s.0.holds.release(&held);
-    metrics::gauge!("capscore_datasets_resident_bytes").set(s.0.holds.total() as f64);
+    s.0.budget.holds.release(&held);
+    metrics::gauge!("capscore_datasets_resident_bytes").set(s.0.budget.holds.total() as f64);
     telemetry::datasets_loaded(s.0.datasets.len());
     Ok(StatusCode::NO_CONTENT)
 }
