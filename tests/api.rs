@@ -1688,3 +1688,23 @@ async fn multi_candidate_over_http_equals_the_cli() {
     }
     app.stop().await;
 }
+
+/// Issue 25: "Try it out" on /docs shows real answers: the 200 examples of `POST /v1/score`
+/// and `POST /v1/compare` in the served OpenAPI document are exactly what the server returns
+/// for the documents' own request examples.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openapi_response_examples_are_what_the_server_answers() {
+    let app = spawn_app().await;
+    let (status, _, spec) = app.get("/openapi.json").await;
+    assert_eq!(status, 200);
+    for (path, schema) in [("/v1/score", "ScoreRequest"), ("/v1/compare", "CompareRequest")] {
+        let request = &spec["components"]["schemas"][schema]["example"];
+        assert!(request.is_object(), "{schema} has no example");
+        let shown = &spec["paths"][path]["post"]["responses"]["200"]["content"]["application/json"]["example"];
+        assert!(shown.is_object(), "{path}: no response example");
+        let (status, _, got) = app.post(path, request).await;
+        assert_eq!(status, 200, "{path}: {got}");
+        assert_eq!(&got, shown, "{path}: the example differs from the answer");
+    }
+    app.stop().await;
+}

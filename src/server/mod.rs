@@ -196,7 +196,9 @@ fn served_spec(spec: utoipa::openapi::OpenApi, open: bool) -> serde_json::Value 
 
 /// The generated OpenAPI document.
 pub fn openapi_spec() -> utoipa::openapi::OpenApi {
-    api().split_for_parts().1
+    let mut spec = api().split_for_parts().1;
+    openapi::add_response_examples(&mut spec);
+    spec
 }
 
 async fn handle_layer_error(err: BoxError) -> ApiError {
@@ -222,7 +224,8 @@ fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> axum::respons
 /// from the binary), and the layers
 /// (request ids, tracing, metrics, panics, timeouts, load shedding, body limit, compression).
 pub fn router(state: AppState) -> Router {
-    let (api, spec) = api().split_for_parts();
+    let (api, mut spec) = api().split_for_parts();
+    openapi::add_response_examples(&mut spec);
     let spec_json = Arc::new(served_spec(spec, state.0.keys.is_open()));
     let x_request_id = HeaderName::from_static("x-request-id");
     let app = state.0.clone();

@@ -9,7 +9,7 @@ use utoipa::{Modify, OpenApi};
 #[openapi(
     info(
         title = "capscore",
-        description = "Caption metrics (BLEU, ROUGE-L, CIDEr-D, ...) computed exactly as pycocoevalcap 1.2 does.",
+        description = "Caption metrics computed as pycocoevalcap 1.2 does: BLEU-1..4, METEOR 1.5, ROUGE-L and CIDEr-D exactly; SPICE with a native parser (its scoring exact, its parses measured against official SPICE). Per-image and corpus scores, registered datasets with cached document frequencies, paired significance tests.",
         license(name = "MIT OR Apache-2.0")
     ),
     modifiers(&Security, &ErrorTable),
@@ -60,4 +60,102 @@ impl Modify for Security {
             ),
         );
     }
+}
+
+/// Adds the 200 responses' examples to `spec`: what the engine answers for the request
+/// examples of `POST /v1/score` and `POST /v1/compare`, computed here, so "Try it out" shows the
+/// very numbers the server returns (`tests/api.rs` posts the request examples and compares).
+pub fn add_response_examples(spec: &mut utoipa::openapi::OpenApi) {
+    for (path, example) in [
+        ("/v1/score", score_example()),
+        ("/v1/compare", compare_example()),
+    ] {
+        let Some(example) = example else {
+            continue;
+        };
+        let Some(op) = spec.paths.paths.get_mut(path).and_then(|p| p.post.as_mut()) else {
+            continue;
+        };
+        if let Some(utoipa::openapi::RefOr::T(res)) = op.responses.responses.get_mut("200") {
+            if let Some(c) = res.content.get_mut("application/json") {
+                c.example = Some(example);
+            }
+        }
+    }
+}
+
+/// The request example of a schema, by name.
+fn request_example<T: utoipa::ToSchema>() -> Option<serde_json::Value> {
+    let mut schemas = Vec::new();
+    T::schemas(&mut schemas);
+    let schema = T::schema();
+    let _ = schemas;
+    match schema {
+        utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(o)) =>
+        {
+            #[allow(deprecated)]
+            o.example.clone()
+        }
+        _ => None,
+    }
+}
+
+fn score_example() -> Option<serde_json::Value> {
+    use crate::engine::{self, Metric, Options};
+    let req = request_example::<super::routes::score::ScoreRequest>()?;
+    let metrics = Metric::normalize(req["metrics"].as_array()?.iter().map(|m| {
+        serde_json::from_value::<Metric>(m.clone()).map_err(|e| {
+            crate::input::InputError::new(crate::input::ErrorCode::UnknownMetric, e.to_string())
+        })
+    }))
+    .ok()?;
+    let items = req["items"].as_array()?;
+    let cands: Vec<serde_json::Value> = items
+        .iter()
+        .map(|i| serde_json::json!({"image_id": i["image_id"], "caption": i["candidate"]}))
+        .collect();
+    let refs: serde_json::Map<String, serde_json::Value> = items
+        .iter()
+        .map(|i| (i["image_id"].to_string(), i["references"].clone()))
+        .collect();
+    let job = engine::Job {
+        candidates: crate::input::parse_candidates(&serde_json::Value::Array(cands)).ok()?,
+        references: engine::Refs::Owned(
+            crate::input::parse_references(&serde_json::Value::Object(refs)).ok()?,
+        ),
+        kind: engine::Kind::Plain,
+        options: Options::new(&metrics),
+    };
+    let report = engine::run(job).ok()?.into_report().ok()?;
+    serde_json::to_value(super::routes::score::ScoreOutput::Report(Box::new(report))).ok()
+}
+
+fn compare_example() -> Option<serde_json::Value> {
+    use crate::engine::compare::CompareSpec;
+    use crate::engine::{self, Metric, Options};
+    let req = request_example::<super::routes::compare::CompareRequest>()?;
+    let metrics = Metric::normalize(req["metrics"].as_array()?.iter().map(|m| {
+        serde_json::from_value::<Metric>(m.clone()).map_err(|e| {
+            crate::input::InputError::new(crate::input::ErrorCode::UnknownMetric, e.to_string())
+        })
+    }))
+    .ok()?;
+    let defaults = CompareSpec::default();
+    let spec = CompareSpec {
+        samples: req["samples"]
+            .as_u64()
+            .map_or(defaults.samples, |n| n as u32),
+        trials: req["trials"].as_u64().map_or(defaults.trials, |n| n as u32),
+        ..defaults
+    };
+    let job = engine::Job {
+        candidates: crate::input::parse_candidates(&req["a"]).ok()?,
+        references: engine::Refs::Owned(crate::input::parse_references(&req["references"]).ok()?),
+        kind: engine::Kind::Compare {
+            b: crate::input::parse_candidates(&req["b"]).ok()?,
+            spec,
+        },
+        options: Options::new(&metrics),
+    };
+    serde_json::to_value(engine::run(job).ok()?.into_comparison().ok()?).ok()
 }
