@@ -1697,10 +1697,14 @@ async fn openapi_response_examples_are_what_the_server_answers() {
     let app = spawn_app().await;
     let (status, _, spec) = app.get("/openapi.json").await;
     assert_eq!(status, 200);
-    for (path, schema) in [("/v1/score", "ScoreRequest"), ("/v1/compare", "CompareRequest")] {
+    for (path, schema) in [
+        ("/v1/score", "ScoreRequest"),
+        ("/v1/compare", "CompareRequest"),
+    ] {
         let request = &spec["components"]["schemas"][schema]["example"];
         assert!(request.is_object(), "{schema} has no example");
-        let shown = &spec["paths"][path]["post"]["responses"]["200"]["content"]["application/json"]["example"];
+        let shown = &spec["paths"][path]["post"]["responses"]["200"]["content"]["application/json"]
+            ["example"];
         assert!(shown.is_object(), "{path}: no response example");
         let (status, _, got) = app.post(path, request).await;
         assert_eq!(status, 200, "{path}: {got}");

@@ -193,6 +193,25 @@ impl Dataset {
         created: u64,
         meta: DatasetMeta,
     ) -> Result<Dataset, InputError> {
+        Dataset::build_until(name, refs, created, meta, &|| false)
+    }
+
+    /// [`Dataset::build_with`] that stops between its stages (tokenization, interning,
+    /// n-grams, document frequencies) once `stop()` is true, with the cancellation error.
+    pub fn build_until(
+        name: &str,
+        refs: References,
+        created: u64,
+        meta: DatasetMeta,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Dataset, InputError> {
+        let check = || {
+            if stop() {
+                Err(crate::engine::cancelled())
+            } else {
+                Ok(())
+            }
+        };
         if refs.is_empty() {
             return Err(InputError::new(
                 ErrorCode::EmptyResults,
@@ -212,17 +231,21 @@ impl Dataset {
             .iter()
             .map(|(_, c)| flat_tok.by_ref().take(c.len()).collect())
             .collect();
+        check()?;
         let profiles = tokenized.iter().map(|t| RefProfile::of(t)).collect();
         let mut interner = Interner::new();
         let ids = crate::engine::intern_references(&mut interner, &tokenized);
+        check()?;
         let vocab = Arc::new(interner.into_vocab());
         let base_interner = Interner::with_base(vocab.clone());
         let ngrams: Vec<Vec<SentenceNgrams>> = ids
             .par_iter()
             .map(|r| r.iter().map(|w| SentenceNgrams::new(w)).collect())
             .collect();
+        check()?;
         let df = DfTable::build(ngrams.iter().filter(|r| !r.is_empty()).map(|r| r.iter()));
         drop(ngrams);
+        check()?;
         let df_label = format!(
             "dataset:{name}@sha256:{sha256}(N={})",
             crate::corpus::DocFreq::doc_count(&df)
@@ -876,11 +899,13 @@ impl Registry {
         refs: References,
         now: u64,
     ) -> Result<(PutOutcome, Arc<Dataset>), DatasetError> {
-        self.put_unless_abandoned(name, refs, DatasetMeta::default(), now, &|_| true)
+        self.put_unless_abandoned(name, refs, DatasetMeta::default(), now, &|_| true, &|| {
+            false
+        })
     }
 
-    /// [`Registry::put`] that commits (writes the file and registers) only when
-    /// `commit(&built)` returns true, called once, with the registry's write lock held, right
+    /// [`Registry::put`] that stops building once `stop()` is true and commits (writes the
+    /// file and registers) only when `commit(&built)` returns true, called once, with the registry's write lock held, right
     /// before: a registration whose request was abandoned (or that the server's memory budget
     /// cannot hold) leaves nothing behind ([`DatasetError::Abandoned`]; the caller knows why).
     pub fn put_unless_abandoned(
@@ -890,6 +915,7 @@ impl Registry {
         meta: DatasetMeta,
         now: u64,
         commit: &dyn Fn(&Dataset) -> bool,
+        stop: &(dyn Fn() -> bool + Sync),
     ) -> Result<(PutOutcome, Arc<Dataset>), DatasetError> {
         if !valid_name(name) {
             return Err(DatasetError::InvalidName(name.to_owned()));
@@ -902,7 +928,11 @@ impl Registry {
                 return Ok((PutOutcome::Unchanged, old));
             }
         }
-        let ds = Arc::new(Dataset::build_with(name, refs, now, meta)?);
+        let ds = match Dataset::build_until(name, refs, now, meta, stop) {
+            Ok(ds) => Arc::new(ds),
+            Err(_) if stop() => return Err(DatasetError::Abandoned(name.to_owned())),
+            Err(e) => return Err(e.into()),
+        };
         let bytes = match &self.dir {
             Some(_) => Some(
                 serde_json::to_vec(&ds.to_file_json())

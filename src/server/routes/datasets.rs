@@ -264,7 +264,9 @@ pub async fn put_dataset(
                 };
                 let put = app
                     .datasets
-                    .put_unless_abandoned(&name, refs, meta, now_unix(), &commit);
+                    .put_unless_abandoned(&name, refs, meta, now_unix(), &commit, &|| {
+                        gate.is_abandoned()
+                    });
                 if let Some(e) = refused.lock().unwrap_or_else(|e| e.into_inner()).take() {
                     return Err(e);
                 }
