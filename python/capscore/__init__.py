@@ -19,13 +19,24 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _capscore
 from ._errors import CapscoreError, CapscoreTypeError, translated
 from .compat import compute, evaluate
 from .evaluator import Evaluator
-from .scst import CiderD
+
+if TYPE_CHECKING:  # imported on first use: it needs numpy, which `import capscore` does not
+    from .scst import CiderD
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CiderD":
+        from .scst import CiderD
+
+        return CiderD
+    raise AttributeError(f"module 'capscore' has no attribute {name!r}")
+
 
 __all__ = [
     "CapscoreError",
