@@ -149,9 +149,9 @@ fn corpus_5k(c: &mut Criterion, images: &[Image]) {
 
 fn dropin_inputs(c: &mut Criterion, tok: &Tokenized) {
     let mut g = c.benchmark_group("dropin_inputs");
-    g.sample_size(30)
+    g.sample_size(20)
         .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(4))
+        .measurement_time(Duration::from_secs(5))
         .throughput(Throughput::Elements(tok.candidates.len() as u64));
     // `Cider().compute_score`: CIDEr-D with the references' own document frequencies.
     g.bench_function("cider", |b| {
@@ -232,9 +232,9 @@ fn tokenizer(c: &mut Criterion, images: &[Image]) {
         .flat_map(|i| i.references.iter().map(String::as_str))
         .collect();
     let mut g = c.benchmark_group("tokenizer");
-    g.sample_size(30)
+    g.sample_size(20)
         .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(4))
+        .measurement_time(Duration::from_secs(5))
         .throughput(Throughput::Elements(captions.len() as u64));
     g.bench_function("ptb_reference_captions", |b| {
         b.iter(|| ptb::tokenize_stream(black_box(&captions)))
