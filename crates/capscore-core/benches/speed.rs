@@ -6,9 +6,9 @@
 //! (`tests/fixtures/tokenizer/val2014_captions_ptb.jsonl.gz`), built into a 5,000-image set as
 //! `scripts/bench` and `scripts/bench-python` build theirs: the first 5,000 images (file order)
 //! with at least two captions; each image's LAST raw caption is held out as its candidate, the
-//! others (4-6) are its references. Everything is loaded, built and (where a group needs
-//! pre-tokenized text) tokenized once, outside the timed closures. Deterministic: no random
-//! input, the same set on every run.
+//! others are its references (20,009 in all: 4 per image, 5 for nine images). Everything is
+//! loaded, built and (where a group needs pre-tokenized text) tokenized once, outside the timed
+//! closures. Deterministic: no random input, the same set on every run.
 //!
 //! Threads: the engine, the pre-tokenized scorers and the reward scorer run on rayon's global
 //! pool (as many threads as cores), as a front end with its default pool does.
