@@ -114,6 +114,10 @@ pub struct Dataset {
     /// Per image (dataset order): what its references cost a request (the server's cost
     /// model reads it instead of assuming a reference count).
     profiles: Vec<RefProfile>,
+    /// [`Dataset::resident_bytes`] without SPICE graphs (fixed at build).
+    base_bytes: u64,
+    /// Reference tokens of the SPICE graphs built so far.
+    graph_tokens: AtomicU64,
 }
 
 /// What one image's references amount to, from their tokenization in the dataset stream.
@@ -232,7 +236,20 @@ impl Dataset {
             .map(|(_, c)| flat_tok.by_ref().take(c.len()).collect())
             .collect();
         check()?;
-        let profiles = tokenized.iter().map(|t| RefProfile::of(t)).collect();
+        let profiles: Vec<RefProfile> = tokenized.iter().map(|t| RefProfile::of(t)).collect();
+        let base_bytes = {
+            let captions = refs.caption_count() as u64;
+            let tokens: u64 = profiles.iter().map(|p| p.tokens).sum();
+            let text: u64 = refs
+                .images
+                .iter()
+                .flat_map(|(_, c)| c.iter().map(|s| s.len() as u64))
+                .sum();
+            // Captions twice (raw and tokenized) with their String headers; word ids; n-gram
+            // entries of the document frequencies (up to 4 per token, with their hash slots);
+            // per-image overheads.
+            2 * text + 64 * captions + 4 * tokens + 4 * 48 * tokens + 256 * image_count as u64
+        };
         let mut interner = Interner::new();
         let ids = crate::engine::intern_references(&mut interner, &tokenized);
         check()?;
@@ -265,7 +282,9 @@ impl Dataset {
                 .take(image_count)
                 .collect(),
             meta,
+            base_bytes,
             profiles,
+            graph_tokens: AtomicU64::new(0),
         })
     }
 
@@ -315,7 +334,11 @@ impl Dataset {
             }
             for ((&(i, cacheable), g), f) in todo.iter().zip(graphs).zip(failed) {
                 if cacheable {
-                    let _ = self.spice_graphs[positions[i]].set((g, f));
+                    let p = positions[i];
+                    if self.spice_graphs[p].set((g, f)).is_ok() {
+                        self.graph_tokens
+                            .fetch_add(self.profiles[p].tokens, Ordering::Relaxed);
+                    }
                 } else {
                     own[i] = Some((g, f));
                 }
@@ -354,32 +377,10 @@ impl Dataset {
 
     /// About the bytes this dataset holds in memory (captions, their tokenization, interned
     /// words, document frequencies and vectors, built SPICE graphs), for the server's memory
-    /// budget. An estimate from counts, an upper bound of what `scripts/attack` measures.
+    /// budget. An estimate from counts, set against the server's RSS growth by
+    /// `scripts/attack` (phase 6).
     pub fn resident_bytes(&self) -> u64 {
-        let captions = self.caption_count() as u64;
-        let tokens: u64 = self.profiles.iter().map(|p| p.tokens).sum();
-        let text: u64 = self
-            .references
-            .images
-            .iter()
-            .flat_map(|(_, c)| c.iter().map(|s| s.len() as u64))
-            .sum();
-        let graphs = self
-            .spice_graphs
-            .iter()
-            .zip(&self.profiles)
-            .filter(|(g, _)| g.get().is_some())
-            .map(|(_, p)| p.tokens)
-            .sum::<u64>();
-        // Captions twice (raw and tokenized) with their String headers; word ids; n-gram
-        // entries of the document frequencies (up to 4 per token, with their hash slots);
-        // per-image overheads; SPICE graphs per reference token.
-        2 * text
-            + 64 * captions
-            + 4 * tokens
-            + 4 * 48 * tokens
-            + 256 * self.image_count() as u64
-            + 600 * graphs
+        self.base_bytes + 600 * self.graph_tokens.load(Ordering::Relaxed)
     }
 
     /// Number of images.
