@@ -160,9 +160,11 @@ impl Lexer<'_> {
                 e = e + 1 + c.min(4);
             }
         }
+        // (an escaped slash after it goes on like `/`: `1/2\/h`, `1/1\/2` are words, observed)
+        let esc_slash = e + 1 < self.end && b[e] == '\\' && b[e + 1] == '/';
         Some((
             e - i,
-            !(e < self.end && (is_alnum(b[e]) || b[e] == '/' || b[e] == '-')),
+            !(e < self.end && (is_alnum(b[e]) || b[e] == '/' || b[e] == '-' || esc_slash)),
         ))
     }
 }
@@ -196,8 +198,9 @@ impl Lexer<'_> {
         let mut f = frac.filter(|&f| i + f >= j)?;
         let e = i + f;
         let parts: Vec<&[char]> = b[i..e].split(|&x| x == '/').collect();
+        // (not with an escaped slash: `1\/2-24` → `1\/2` `-24`, observed)
         if parts.len() == 2
-            && parts.iter().all(|d| d.len() <= 2)
+            && parts.iter().all(|d| d.len() <= 2 && !d.contains(&'\\'))
             && e + 2 < end
             && b[e] == '-'
             && is_digit(b[e + 1])
@@ -392,5 +395,26 @@ mod tests {
     #[test]
     fn observed_cases() {
         check_cases(CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 8): a fraction before an escaped slash goes on as a word; a fraction with one takes no `-DD` date tail. Caption, next line, tokenized caption.
+    const FRACTION_ESCAPED_SLASH_CASES: &[(&str, &str, &str)] = &[
+        ("1/1\\/2", "x", "1/1\\/2"),
+        ("1/2\\/h", "x", "1/2\\/h"),
+        ("3/1\\/2", ".", "3/1\\/2"),
+        ("1/0\\/n", ".", "1/0\\/n"),
+        ("1/2\\/3\\/4", "x", "1/2\\/3 \\ / 4"),
+        ("1/2\\/h/x", "x", "1/2\\/h / x"),
+        ("1/2/3\\/4", "x", "1/2/3 \\ / 4"),
+        ("1\\/2-24", "x", "1\\/2 -24"),
+        ("1\\/1-80", ".", "1\\/1 -80"),
+        ("1\\/22-24", "x", "1\\/22 -24"),
+        ("1\\/2-x", "x", "1\\/2-x"),
+        ("1\\/2-2", "x", "1\\/2 -2"),
+    ];
+
+    #[test]
+    fn observed_fraction_escaped_slash() {
+        check_cases(FRACTION_ESCAPED_SLASH_CASES);
     }
 }
