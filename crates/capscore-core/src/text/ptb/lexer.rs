@@ -104,6 +104,11 @@ impl Lexer<'_> {
                 return n;
             }
         }
+        if c == '+' && next == Some('+') {
+            if let Some(n) = self.phone(i) {
+                return n;
+            }
+        }
         if let Some(k) = self.underscore_face(i) {
             return k;
         }

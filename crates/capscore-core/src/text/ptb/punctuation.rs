@@ -190,7 +190,11 @@ impl Lexer<'_> {
         // or more periods) is one token, also after a run (`.. . .2` → `. ... 2`).
         let mut j = i + n - 1;
         let mut dots = 1;
-        while matches!(self.at(j + 1), Some(' ' | '\u{A0}')) && self.at(j + 2) == Some('.') {
+        // (five periods at most, like a run: `. . . . . .5` → `...` `.5`, observed)
+        while dots < 5
+            && matches!(self.at(j + 1), Some(' ' | '\u{A0}'))
+            && self.at(j + 2) == Some('.')
+        {
             j += 2;
             dots += 1;
         }
@@ -381,5 +385,19 @@ mod tests {
     #[test]
     fn observed_faces() {
         check_cases(FACE_CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 8): a spaced ellipsis takes five periods at most. Caption, next line, tokenized caption.
+    const SPACED_ELLIPSIS_CASES: &[(&str, &str, &str)] = &[
+        (". . . . . .5", "n", ".5"),
+        (". . . . .5", "x", "5"),
+        (". . . . . . .5", "x", ".5"),
+        (". . . . . . . .5", "x", "5"),
+        (". . . . . .x", "x", "x"),
+    ];
+
+    #[test]
+    fn observed_spaced_ellipsis_five() {
+        check_cases(SPACED_ELLIPSIS_CASES);
     }
 }
