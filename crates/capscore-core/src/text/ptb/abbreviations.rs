@@ -233,11 +233,13 @@ pub(super) fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> 
                     || matches!(b[q + 1], '.' | ',')
                         && (b[q + 2].is_ascii_alphanumeric() || b[q + 2] == '-')))
             // Observed: so is `Est.-S.F.` (an acronym after the hyphen; but `Pa.-K.b`,
-            // `tue.-5.S` split).
+            // `tue.-5.S` split), and a part whose period `,` `;` `:` `、` follow
+            // (`Fri.-A.,` → `fri.-a.` `,`, `calif.-V.:`; but `Fri.-A.-B` → `fri.` `-`
+            // `a.-b`, `Inc.-i.-L`).
             && !(q + 2 < end
                 && b[q + 1] == '.'
                 && (b[q + 2].is_ascii_alphabetic() && q + 3 < end && b[q + 3] == '.'
-                    || (b[q + 2] == '-' && q + 3 < end)))
+                    || matches!(b[q + 2], ',' | ';' | ':' | '\u{3001}')))
     };
     if b[k] == '.' && breaks_before_letter(&b[i..k]) && single(k + 1) {
         return None;
@@ -619,5 +621,23 @@ mod tests {
     #[test]
     fn observed_cases() {
         check_cases(CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 8): after a sentence-end abbreviation, `.-` and one character with a period join when `,` `;` `:` follow, not when `-` does. Caption, next line, tokenized caption.
+    const DOT_HYPHEN_ROUND8_CASES: &[(&str, &str, &str)] = &[
+        ("Fri.-A.,", "x", "fri.-a."),
+        ("Fri.-A.;", "x", "fri.-a."),
+        ("Fri.-A.-B", "x", "fri. a.-b"),
+        ("Fri.-A.-1", "x", "fri. a.-1"),
+        ("Fri.-1.:", "x", "fri.-1."),
+        ("calif.-V.:", ".", "calif.-v."),
+        ("Inc.-i.-L", ".", "inc. i.-l"),
+        ("FEB.-D.-b", "x", "feb. d.-b"),
+        ("calif.-v.-l", "x", "calif. v.-l"),
+    ];
+
+    #[test]
+    fn observed_dot_hyphen_single_part() {
+        check_cases(DOT_HYPHEN_ROUND8_CASES);
     }
 }
