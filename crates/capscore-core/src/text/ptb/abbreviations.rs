@@ -634,7 +634,9 @@ mod tests {
         check_cases(CASES);
     }
 
-    /// Observed (issue 26, fuzz round 8): after a sentence-end abbreviation, `.-` and one character with a period join when `,` `;` `:` follow, not when `-` does. Caption, next line, tokenized caption.
+    /// Observed (issue 26, fuzz round 8): after a sentence-end abbreviation, `.-` and one character
+    /// with a period join when `,` `;` `:` follow, not when `-` does. Caption, next line, tokenized
+    /// caption.
     const DOT_HYPHEN_ROUND8_CASES: &[(&str, &str, &str)] = &[
         ("Fri.-A.,", "x", "fri.-a."),
         ("Fri.-A.;", "x", "fri.-a."),
@@ -652,7 +654,9 @@ mod tests {
         check_cases(DOT_HYPHEN_ROUND8_CASES);
     }
 
-    /// Observed (issue 26, fuzz round 8): after a sentence-end abbreviation, one character, a run of periods and commas, a hyphen and a letter or digit join. Caption, next line, tokenized caption.
+    /// Observed (issue 26, fuzz round 8): after a sentence-end abbreviation, one character, a run
+    /// of periods and commas, a hyphen and a letter or digit join. Caption, next line, tokenized
+    /// caption.
     const PERIOD_RUN_HYPHEN_CASES: &[(&str, &str, &str)] = &[
         ("BROS.2,,-1", ".", "bros.2,,-1"),
         ("Inc.1,,-H", "x", "inc.1,,-h"),

@@ -983,7 +983,8 @@ mod tests {
         check_cases(CASES);
     }
 
-    /// Observed (issue 26, fuzz round 8): an `[oOdDlL]'` segment takes a clitic-like `ll` `re` `ve` when a hyphen join goes on after it. Caption, next line, tokenized caption.
+    /// Observed (issue 26, fuzz round 8): an `[oOdDlL]'` segment takes a clitic-like `ll` `re` `ve`
+    /// when a hyphen join goes on after it. Caption, next line, tokenized caption.
     const SEGMENT_CLITIC_CASES: &[(&str, &str, &str)] = &[
         ("d'll", "x", "d 'll"),
         ("d'll-d", "x", "d'll-d"),

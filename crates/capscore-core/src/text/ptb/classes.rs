@@ -241,7 +241,8 @@ pub(super) fn quote_map(c: char) -> Option<&'static str> {
 mod tests {
     use crate::text::ptb::tests::check_cases;
 
-    /// Observed (issue 26, fuzz round 8): for the final sigma, `_` next to a digit ends the word. Caption, next line, tokenized caption.
+    /// Observed (issue 26, fuzz round 8): for the final sigma, `_` next to a digit ends the word.
+    /// Caption, next line, tokenized caption.
     const FINAL_SIGMA_CASES: &[(&str, &str, &str)] = &[
         ("ΥΣ٣_i", "u", "υς٣_i"),
         ("ΥΣ3_i", "x", "υς3_i"),

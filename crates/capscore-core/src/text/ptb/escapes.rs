@@ -258,7 +258,8 @@ mod tests {
         check_cases(ESCAPE_CASES);
     }
 
-    /// Observed (issue 26, fuzz round 8): a tab is no space inside a tag; `<!…>` and `<?…>` may hold `<`. Caption, next line, tokenized caption.
+    /// Observed (issue 26, fuzz round 8): a tab is no space inside a tag; `<!…>` and `<?…>` may
+    /// hold `<`. Caption, next line, tokenized caption.
     const TAG_CASES: &[(&str, &str, &str)] = &[
         ("<o\u{9}>", ".", "< o >"),
         ("<V\u{9}>", "e", "< v >"),

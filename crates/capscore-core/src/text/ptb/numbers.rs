@@ -404,7 +404,8 @@ mod tests {
         check_cases(CASES);
     }
 
-    /// Observed (issue 26, fuzz round 8): a fraction before an escaped slash goes on as a word; a fraction with one takes no `-DD` date tail. Caption, next line, tokenized caption.
+    /// Observed (issue 26, fuzz round 8): a fraction before an escaped slash goes on as a word; a
+    /// fraction with one takes no `-DD` date tail. Caption, next line, tokenized caption.
     const FRACTION_ESCAPED_SLASH_CASES: &[(&str, &str, &str)] = &[
         ("1/1\\/2", "x", "1/1\\/2"),
         ("1/2\\/h", "x", "1/2\\/h"),
@@ -425,7 +426,8 @@ mod tests {
         check_cases(FRACTION_ESCAPED_SLASH_CASES);
     }
 
-    /// Observed (issue 26, fuzz round 8): no date after an escaped slash; a phone number may start with two plus signs. Caption, next line, tokenized caption.
+    /// Observed (issue 26, fuzz round 8): no date after an escaped slash; a phone number may start
+    /// with two plus signs. Caption, next line, tokenized caption.
     const DATE_PHONE_ROUND8_CASES: &[(&str, &str, &str)] = &[
         ("1\\/2/\u{FF11}\u{FF12}", "5", "1\\/2 / \u{FF11}\u{FF12}"),
         ("12\\/1/١٢٣٤٥", "x", "12\\/1 / ١٢٣٤٥"),

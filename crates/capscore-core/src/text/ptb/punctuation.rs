@@ -338,7 +338,8 @@ mod tests {
         check_cases(CASES);
     }
 
-    /// Observed (issue 26, fuzz round 8): `_` faces with an `x` eye, and faces in parentheses. Caption, next line, tokenized caption.
+    /// Observed (issue 26, fuzz round 8): `_` faces with an `x` eye, and faces in parentheses.
+    /// Caption, next line, tokenized caption.
     const FACE_CASES: &[(&str, &str, &str)] = &[
         ("^_x", "x", "^_x"),
         ("^_xy", "x", "^_x y"),
@@ -387,7 +388,8 @@ mod tests {
         check_cases(FACE_CASES);
     }
 
-    /// Observed (issue 26, fuzz round 8): a spaced ellipsis takes five periods at most. Caption, next line, tokenized caption.
+    /// Observed (issue 26, fuzz round 8): a spaced ellipsis takes five periods at most. Caption,
+    /// next line, tokenized caption.
     const SPACED_ELLIPSIS_CASES: &[(&str, &str, &str)] = &[
         (". . . . . .5", "n", ".5"),
         (". . . . .5", "x", "5"),

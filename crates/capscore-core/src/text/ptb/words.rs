@@ -468,7 +468,8 @@ mod tests {
         check_cases(CASES);
     }
 
-    /// Observed (issue 26, fuzz round 8): in a word with a slash, each slash-separated part takes at most two hyphens. Caption, next line, tokenized caption.
+    /// Observed (issue 26, fuzz round 8): in a word with a slash, each slash-separated part takes
+    /// at most two hyphens. Caption, next line, tokenized caption.
     const SLASH_PART_HYPHEN_CASES: &[(&str, &str, &str)] = &[
         ("a/b-c-d-e", "x", "a/b-c-d e"),
         ("a/b-c-d-e-f", "x", "a/b-c-d e-f"),
