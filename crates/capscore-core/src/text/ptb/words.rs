@@ -270,6 +270,10 @@ impl Lexer<'_> {
         if !ok {
             return Flow::Stop;
         }
+        if c == '-' && s.numeric_sep && b[i..j].contains(&'\u{AD}') {
+            // (after a soft-hyphen number's `-` join, letters follow: `3\u{AD}5-a`)
+            s.numeric_sep = false;
+        }
         s.joined_seg |= matches!(c, '-' | '_');
         s.joined_other |= c == '_';
         s.shy_ascii |= c == '-' && (nx == '\u{AD}' || b[i..j].contains(&'\u{AD}'));
@@ -300,7 +304,13 @@ impl Lexer<'_> {
                 && (c == '_'
                     || !ascii_part(&b[i..j])
                     || !(nx.is_ascii_alphanumeric() || nx == '\u{AD}')))
-            && !s.numeric_sep
+            // (a number of digits and soft hyphens takes a `-` join: `3\u{AD}5-6a` → `35-6a`,
+            // `0\u{AD}2-1`; not `_`: `3\u{AD}5_6` → `35` `_` `6`, observed)
+            && (!s.numeric_sep
+                || (c == '-'
+                    && b[i].is_ascii_digit()
+                    && b[i..j].iter().all(|&x| x.is_ascii_digit() || x == '\u{AD}')
+                    && b[i..j].contains(&'\u{AD}')))
             && !s.amp_mode
             && !s.has_mark
             && !s.has_entity
