@@ -225,7 +225,7 @@ fn fuzz_regressions_7_parity() {
 /// `x` eye (`^_x`, `x_^`) and faces in parentheses (`(^_^)`); no tab inside a tag, `<` inside
 /// `<!…>` / `<?…>`; final sigma beside `_` and a digit; `[oOdDlL]'` segments before a hyphen
 /// (`d'll-d`); five-period spaced ellipses; `++` phone numbers; abbreviation `.-` parts;
-/// the probes behind each rule.
+/// soft-hyphen numbers before `-` (`0\u{AD}2-1`); the probes behind each rule.
 #[test]
 fn fuzz_regressions_8_parity() {
     check_regression_fixture("fuzz_regressions_8.jsonl.gz", 600);

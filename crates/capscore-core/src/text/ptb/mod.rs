@@ -63,8 +63,8 @@
 //! the current figures). Classes seen in the last round and not reproduced yet (each one
 //! per several million generated captions): soft hyphens before a period and a number, letter
 //! entity or CJK character (`\u{AD}.4.c`, `\u{AD}.&eacute;`, `\u{AD}.一.:`), between two
-//! periods before a hyphen (`g.\u{AD}.-8`), inside a number before `-` or `:` (`0\u{AD}2-1`,
-//! `\u{AD}٣\u{AD}2:0`) or after `.-` (`T+D.-\u{AD}`); an abbreviation before a letter, a
+//! periods before a hyphen (`g.\u{AD}.-8`), inside a number of non-ASCII digits before `:`
+//! (`\u{AD}٣\u{AD}2:0`), between a letter and a digit before `-` (`0s\u{AD}2-1`) or after `.-` (`T+D.-\u{AD}`); an abbreviation before a letter, a
 //! period and a letter entity (`Thurs.N.&eacute;`) or before U+0640 (`Jr.ـ.-l`); a digit and
 //! a letter entity before a file extension (`2&eacute;.C`).
 //! The rules added from the fuzzer (e-mail-like tokens, `.com` runs, quote pairs, clitics,
