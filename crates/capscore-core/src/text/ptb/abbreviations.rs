@@ -227,17 +227,30 @@ pub(super) fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> 
             && (b[q].is_ascii_alphanumeric() || b[q] == '\u{AD}')
             && !(q + 1 < end && (b[q + 1].is_ascii_alphanumeric() || b[q + 1] == '\u{AD}'))
             // Observed: `Pa.2-2`, `co.2-a` are one token, and so are `MO.1.5-E`, `Inc.1,-H`.
+            // (and `BROS.2,,-1`, `Inc.a..-1`: a longer run of periods and commas, a hyphen
+            // and a letter or digit; `Thurs.N.&eacute;`: a letter entity, observed)
             && !(q == p
                 && q + 2 < end
                 && (b[q + 1] == '-' && is_alnum(b[q + 2])
                     || matches!(b[q + 1], '.' | ',')
-                        && (b[q + 2].is_ascii_alphanumeric() || b[q + 2] == '-')))
+                        && (b[q + 2].is_ascii_alphanumeric()
+                            || b[q + 2] == '-'
+                            || letter_entity_len(b, q + 2, end) > 0)
+                    || {
+                        let mut r = q + 1;
+                        while r < end && matches!(b[r], '.' | ',') {
+                            r += 1;
+                        }
+                        r > q + 2 && r + 1 < end && b[r] == '-' && is_alnum(b[r + 1])
+                    }))
             // Observed: so is `Est.-S.F.` (an acronym after the hyphen; but `Pa.-K.b`,
-            // `tue.-5.S` split).
+            // `tue.-5.S` split), and a part whose period `,` `;` `:` `、` follow
+            // (`Fri.-A.,` → `fri.-a.` `,`, `calif.-V.:`; but `Fri.-A.-B` → `fri.` `-`
+            // `a.-b`, `Inc.-i.-L`).
             && !(q + 2 < end
                 && b[q + 1] == '.'
                 && (b[q + 2].is_ascii_alphabetic() && q + 3 < end && b[q + 3] == '.'
-                    || (b[q + 2] == '-' && q + 3 < end)))
+                    || matches!(b[q + 2], ',' | ';' | ':' | '\u{3001}')))
     };
     if b[k] == '.' && breaks_before_letter(&b[i..k]) && single(k + 1) {
         return None;
@@ -619,5 +632,42 @@ mod tests {
     #[test]
     fn observed_cases() {
         check_cases(CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 8): after a sentence-end abbreviation, `.-` and one character
+    /// with a period join when `,` `;` `:` follow, not when `-` does. Caption, next line, tokenized
+    /// caption.
+    const DOT_HYPHEN_ROUND8_CASES: &[(&str, &str, &str)] = &[
+        ("Fri.-A.,", "x", "fri.-a."),
+        ("Fri.-A.;", "x", "fri.-a."),
+        ("Fri.-A.-B", "x", "fri. a.-b"),
+        ("Fri.-A.-1", "x", "fri. a.-1"),
+        ("Fri.-1.:", "x", "fri.-1."),
+        ("calif.-V.:", ".", "calif.-v."),
+        ("Inc.-i.-L", ".", "inc. i.-l"),
+        ("FEB.-D.-b", "x", "feb. d.-b"),
+        ("calif.-v.-l", "x", "calif. v.-l"),
+    ];
+
+    #[test]
+    fn observed_dot_hyphen_single_part() {
+        check_cases(DOT_HYPHEN_ROUND8_CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 8): after a sentence-end abbreviation, one character, a run
+    /// of periods and commas, a hyphen and a letter or digit join. Caption, next line, tokenized
+    /// caption.
+    const PERIOD_RUN_HYPHEN_CASES: &[(&str, &str, &str)] = &[
+        ("BROS.2,,-1", ".", "bros.2,,-1"),
+        ("Inc.1,,-H", "x", "inc.1,,-h"),
+        ("Inc.1..-H", "x", "inc.1..-h"),
+        ("Inc.a,,-1", "x", "inc.a,,-1"),
+        ("Inc.1,,H", "x", "inc. 1 h"),
+        ("Inc.1,,-", "x", "inc. 1"),
+    ];
+
+    #[test]
+    fn observed_abbreviation_period_run_hyphen() {
+        check_cases(PERIOD_RUN_HYPHEN_CASES);
     }
 }

@@ -96,7 +96,14 @@ pub(super) fn seg_apos_at(b: &[char], i: usize, j: usize, end: usize, seg: bool)
         && plain_alnum(b[j + 2])
         // (after an opening-quote apostrophe a clitic joins too: `o`re`, and after a hyphen
         // (two letters then): `o-d'll`, observed)
-        && (!clitic_at(b, j + 1, end) || is_open_apos(b[j]) || j - 1 > i)
+        && (!clitic_at(b, j + 1, end)
+            || is_open_apos(b[j])
+            || j - 1 > i
+            // (nor when a `-` / `_` / U+2010 join goes on after it: `d'll-d`, `o'll_d`, `d're-1`;
+            // but `d'll-` → `d` `'ll` `-`, observed)
+            || (j + 4 < end
+                && (matches!(b[j + 3], '-' | '_') || is_hyph2(b[j + 3]))
+                && plain_alnum(b[j + 4])))
 }
 
 /// End of an apostrophe word starting at `i` that takes letters only after its apostrophe
@@ -974,5 +981,43 @@ mod tests {
     #[test]
     fn observed_cases() {
         check_cases(CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 8): an `[oOdDlL]'` segment takes a clitic-like `ll` `re` `ve`
+    /// when a hyphen join goes on after it. Caption, next line, tokenized caption.
+    const SEGMENT_CLITIC_CASES: &[(&str, &str, &str)] = &[
+        ("d'll", "x", "d 'll"),
+        ("d'll-d", "x", "d'll-d"),
+        ("d'lld", "x", "d'lld"),
+        ("o'll-d", "x", "o'll-d"),
+        ("l're-x", "x", "l're-x"),
+        ("d've-x", "x", "d've-x"),
+        ("d's-x", "x", "d 's x"),
+        ("a'll-d", "x", "a 'll d"),
+        ("o'll_d", "x", "o'll_d"),
+        ("O'LL-D", "x", "o'll-d"),
+        ("d'll-", "x", "d 'll"),
+        ("d'll-1", "x", "d'll-1"),
+        ("d're-x", "x", "d're-x"),
+        ("o\u{2019}ll-d", "x", "o\u{2019}ll-d"),
+        ("d'll-é", "x", "d'll-é"),
+        ("d'll--d", "x", "d 'll d"),
+        ("d'll-d-e-f", "x", "d'll-d-e-f"),
+        ("x-d'll-d", "x", "x-d'll-d"),
+        ("d'll-d'll", "x", "d'll-d'll"),
+        ("D'RE-é", "x", "d're-é"),
+        ("d'll-_", "x", "d 'll _"),
+        ("o\u{2018}ll-d", "x", "o\u{2018}ll-d"),
+        ("d'll\u{2010}d", "x", "d'll\u{2010}d"),
+        ("d'll-d.", "x", "d'll-d"),
+        ("d'LL-D", "x", "d'll-d"),
+        ("o&apos;re-L", "5", "o&apos;re-l"),
+        ("o&apos;ll-l", "x", "o&apos;ll-l"),
+        ("O&APOS;RE-L", "x", "o&apos;re-l"),
+    ];
+
+    #[test]
+    fn observed_segment_before_hyphen() {
+        check_cases(SEGMENT_CLITIC_CASES);
     }
 }

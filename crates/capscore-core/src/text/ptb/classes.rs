@@ -120,6 +120,12 @@ pub(super) fn java_lower(s: &str) -> String {
     let joins = |c: char, other: Option<&char>| {
         (matches!(c, '-' | '.' | '\'') || is_hyph2(c)) && other.is_some_and(|&o| o.is_alphabetic())
     };
+    // Observed: `_` next to a digit ends the word (`ΥΣ3_i` → `υς3_i`, `ΥΣ_3i` → `υς_3i`,
+    // `ι3_Σ` → `ι3_σ`; but `ΥΣ_i` → `υσ_i`, `ι_Σ` → `ι_ς`).
+    let digit_underscore = |m: usize| {
+        v[m] == '_'
+            && ((m > 0 && v[m - 1].is_numeric()) || v.get(m + 1).is_some_and(|d| d.is_numeric()))
+    };
     let mut out = String::with_capacity(s.len());
     for (k, c) in v.iter().enumerate() {
         if *c == 'Σ' {
@@ -130,7 +136,9 @@ pub(super) fn java_lower(s: &str) -> String {
                     before = true;
                     break;
                 }
-                if !(inword(x) || (m > 0 && joins(x, v.get(m - 1)) && v[m + 1].is_alphabetic())) {
+                if digit_underscore(m)
+                    || !(inword(x) || (m > 0 && joins(x, v.get(m - 1)) && v[m + 1].is_alphabetic()))
+                {
                     break;
                 }
             }
@@ -143,7 +151,9 @@ pub(super) fn java_lower(s: &str) -> String {
                 }
                 // (a joiner between letters only: `ΥΣ1.x` → `υς1.x`, `ΥΣ⅓-a` → `υς⅓-a`; but
                 // `tΣ²N` → `tσ²n`, observed)
-                if !(inword(x) || (joins(x, v.get(m + 1)) && v[m - 1].is_alphabetic())) {
+                if digit_underscore(m)
+                    || !(inword(x) || (joins(x, v.get(m + 1)) && v[m - 1].is_alphabetic()))
+                {
                     break;
                 }
             }
@@ -225,4 +235,27 @@ pub(super) fn quote_map(c: char) -> Option<&'static str> {
         '\u{201F}' => "\u{201F}",
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::text::ptb::tests::check_cases;
+
+    /// Observed (issue 26, fuzz round 8): for the final sigma, `_` next to a digit ends the word.
+    /// Caption, next line, tokenized caption.
+    const FINAL_SIGMA_CASES: &[(&str, &str, &str)] = &[
+        ("ΥΣ٣_i", "u", "υς٣_i"),
+        ("ΥΣ3_i", "x", "υς3_i"),
+        ("ΥΣ_3i", "x", "υς_3i"),
+        ("ΥΣ_i", "x", "υσ_i"),
+        ("ι3_Σ", "x", "ι3_σ"),
+        ("ι_3Σ", "x", "ι_3σ"),
+        ("ι_Σ", "x", "ι_ς"),
+        ("ΥΣ_١i", "x", "υς_١i"),
+    ];
+
+    #[test]
+    fn observed_final_sigma_underscore() {
+        check_cases(FINAL_SIGMA_CASES);
+    }
 }

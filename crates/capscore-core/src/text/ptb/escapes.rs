@@ -9,8 +9,9 @@ use super::lexer::Lexer;
 
 /// Length of an SGML tag starting at `buf[i] == '<'`, limited to `end`.
 ///
-/// Observed shapes: `<!…>` and `<?…>` (anything but `<` and a line break inside); a closing
-/// tag `</NAME␣*>`; an opening tag `<NAME` then attributes (spaces, an ASCII-letter-led
+/// Observed shapes: `<!…>` and `<?…>` (anything but a line break inside, `<` too: `<?b<>`,
+/// `<!-<>`; the first `>` ends it); a closing tag `</NAME␣*>`; an opening tag `<NAME` then
+/// attributes (spaces, U+0020 only: `<o\t>` → `<` `o` `>`; an ASCII-letter-led
 /// `NAME`, optionally `␣*=␣*` and a value in double or single quotes, which may hold anything
 /// but its quote and a line break), then `␣*/?␣*>`. `NAME` is an ASCII letter, then ASCII
 /// letters, digits, `_ - . :`. (`<a href="x">`, `<a b/>`, `<a/ >` are tags; `<a b=c>`,
@@ -26,7 +27,7 @@ pub(super) fn sgml_len(buf: &[char], i: usize, end: usize) -> Option<usize> {
         while j < end {
             match buf[j] {
                 '>' => return Some(j + 1 - i),
-                '<' | '\n' => return None,
+                '\n' => return None,
                 _ => j += 1,
             }
         }
@@ -43,7 +44,7 @@ pub(super) fn sgml_len(buf: &[char], i: usize, end: usize) -> Option<usize> {
         Some(j)
     };
     let spaces = |mut j: usize| {
-        while j < end && matches!(buf[j], ' ' | '\t') {
+        while j < end && buf[j] == ' ' {
             j += 1;
         }
         j
@@ -255,5 +256,32 @@ mod tests {
     #[test]
     fn observed_escape_tokens() {
         check_cases(ESCAPE_CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 8): a tab is no space inside a tag; `<!…>` and `<?…>` may
+    /// hold `<`. Caption, next line, tokenized caption.
+    const TAG_CASES: &[(&str, &str, &str)] = &[
+        ("<o\u{9}>", ".", "< o >"),
+        ("<V\u{9}>", "e", "< v >"),
+        ("<o \u{9}>", "x", "< o >"),
+        ("<o\u{9}a>", "x", "< o a >"),
+        ("<o a\u{9}b=\"c\">", "x", "< o a b = c >"),
+        ("</o\u{9}>", "x", "< / o >"),
+        ("<o\u{9}/>", "x", "< o / >"),
+        ("<a b=\"c\u{9}d\">", "x", "<a\u{A0}b=\"c\u{9}d\">"),
+        ("<!x\u{9}y>", "x", "<!x\u{9}y>"),
+        ("<?B<>", "D", "<?b<>"),
+        ("<!-<>", ".", "<!-<>"),
+        ("<!G<>", ";", "<!g<>"),
+        ("<?b <x>", "x", "<?b\u{A0}<x>"),
+        ("<!-- < -->", "x", "<!--\u{A0}<\u{A0}-->"),
+        ("<?x<>>", "x", "<?x<> >"),
+        ("<!-- <b> -->", "x", "<!--\u{A0}<b> >"),
+        ("<!x<", "x", "< x <"),
+    ];
+
+    #[test]
+    fn observed_tags_round_8() {
+        check_cases(TAG_CASES);
     }
 }

@@ -79,6 +79,12 @@ impl Lexer<'_> {
                 return k;
             }
         }
+        // (`x_^` is a face unless a longer word starts there: `x_^@b.com`)
+        if c == 'x' && self.at(i + 1) == Some('_') && self.longer_than_word(i, 3).is_some() {
+            if let Some(k) = self.underscore_face(i) {
+                return k;
+            }
+        }
         if is_wordish(c) && !is_hyph2(c) {
             return self.word(i);
         }
@@ -91,6 +97,14 @@ impl Lexer<'_> {
             return self.word(i);
         }
         if c == '(' {
+            if let Some(n) = self.paren_face(i) {
+                return n;
+            }
+            if let Some(n) = self.phone(i) {
+                return n;
+            }
+        }
+        if c == '+' && next == Some('+') {
             if let Some(n) = self.phone(i) {
                 return n;
             }

@@ -60,11 +60,13 @@
 //! fuzz_regressions*.jsonl.gz` match exactly. `scripts/fuzz-tokenizer` (a seeded grammar of
 //! adversarial fragments, compared with the jar) still finds a few differences per million
 //! generated captions, all on shapes absent from real captions (README, fidelity table, has
-//! the current figures). Classes seen in the last round and not reproduced yet (each one or two
-//! per several million generated captions): `'_` before a letter (`'_x`), soft hyphens inside
-//! a number of non-ASCII digits before `:` (`\u{AD}٣\u{AD}2:0`), a doubled sign before a
-//! phone number (`++55-123456`), a digit and a letter entity before a file extension
-//! (`2&eacute;.C`), an escaped slash after a fraction (`1/2\/h`).
+//! the current figures). Classes seen in the last round and not reproduced yet (each one
+//! per several million generated captions): soft hyphens before a period and a number, letter
+//! entity or CJK character (`\u{AD}.4.c`, `\u{AD}.&eacute;`, `\u{AD}.一.:`), between two
+//! periods before a hyphen (`g.\u{AD}.-8`), inside a number of non-ASCII digits before `:`
+//! (`\u{AD}٣\u{AD}2:0`), between a letter and a digit before `-` (`0s\u{AD}2-1`) or after `.-` (`T+D.-\u{AD}`); an abbreviation before a letter, a
+//! period and a letter entity (`Thurs.N.&eacute;`) or before U+0640 (`Jr.ـ.-l`); a digit and
+//! a letter entity before a file extension (`2&eacute;.C`).
 //! The rules added from the fuzzer (e-mail-like tokens, `.com` runs, quote pairs, clitics,
 //! `&apos;` before clitics, emoticons with an `o` nose, spaced ellipses, ...) are described
 //! where they are implemented, each from observed behaviour.

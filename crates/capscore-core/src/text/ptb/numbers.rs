@@ -12,7 +12,7 @@ use super::words::WordScan;
 impl Lexer<'_> {
     /// Phone numbers starting at `i` (observed; the longest match of these shapes, where `D`
     /// is an ASCII digit and `S` one of `-`, space, no-break space):
-    /// `(DD[D])` and an optional space, or `[+][DD[DD]S]DD[DD]S`, then `DDD[D][S]DDD[DD]`
+    /// `(DD[D])` and an optional space, or `[+[+]][DD[DD]S]DD[DD]S`, then `DDD[D][S]DDD[DD]`
     /// (`12 123456`, `+55-123567`, `23-567 150`, `12 123 4567 890`, `(12)123456`,
     /// `555 123 4567`), and `DDD.DDD.DDDD`. Spaces become no-break spaces, the parentheses
     /// `-lrb-` / `-rrb-`. A phone number without spaces that the word or number rule would
@@ -66,7 +66,13 @@ impl Lexer<'_> {
                 e = body(p);
             }
         } else {
-            let k = if b[i] == '+' { i + 1 } else { i };
+            // (one or two plus signs: `++51-800234` is one token, `+++51-800234` → `+`
+            // `++51-800234`, observed)
+            let k = match (b[i], self.at(i + 1)) {
+                ('+', Some('+')) => i + 2,
+                ('+', _) => i + 1,
+                _ => i,
+            };
             for g in group(k) {
                 e = e.max(body(g));
                 for h in group(g) {
@@ -154,15 +160,18 @@ impl Lexer<'_> {
         // cut after four; `9/1/１２a` → `9/1/１２` `a`, `1/2/3٠`, `12/1/١٢٣٤٥` → `12/1/١٢٣٤` `٥`;
         // but `1/0/٣` → `1/0` `/` `٣`).
         // (and at most two digits in each of the first two parts: `２10/0/20` is no date)
-        if e < self.end && b[e] == '/' && n1 <= 2 && e - i - n1 - 1 <= 2 {
+        // (not after an escaped slash: `1\/2/１２` → `1\/2` `/` `１２`, observed)
+        if e < self.end && b[e] == '/' && b[i + n1] == '/' && n1 <= 2 && e - i - n1 - 1 <= 2 {
             let c = digits(e + 1);
             if c >= 2 {
                 e = e + 1 + c.min(4);
             }
         }
+        // (an escaped slash after it goes on like `/`: `1/2\/h`, `1/1\/2` are words, observed)
+        let esc_slash = e + 1 < self.end && b[e] == '\\' && b[e + 1] == '/';
         Some((
             e - i,
-            !(e < self.end && (is_alnum(b[e]) || b[e] == '/' || b[e] == '-')),
+            !(e < self.end && (is_alnum(b[e]) || b[e] == '/' || b[e] == '-' || esc_slash)),
         ))
     }
 }
@@ -196,8 +205,9 @@ impl Lexer<'_> {
         let mut f = frac.filter(|&f| i + f >= j)?;
         let e = i + f;
         let parts: Vec<&[char]> = b[i..e].split(|&x| x == '/').collect();
+        // (not with an escaped slash: `1\/2-24` → `1\/2` `-24`, observed)
         if parts.len() == 2
-            && parts.iter().all(|d| d.len() <= 2)
+            && parts.iter().all(|d| d.len() <= 2 && !d.contains(&'\\'))
             && e + 2 < end
             && b[e] == '-'
             && is_digit(b[e + 1])
@@ -392,5 +402,48 @@ mod tests {
     #[test]
     fn observed_cases() {
         check_cases(CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 8): a fraction before an escaped slash goes on as a word; a
+    /// fraction with one takes no `-DD` date tail. Caption, next line, tokenized caption.
+    const FRACTION_ESCAPED_SLASH_CASES: &[(&str, &str, &str)] = &[
+        ("1/1\\/2", "x", "1/1\\/2"),
+        ("1/2\\/h", "x", "1/2\\/h"),
+        ("3/1\\/2", ".", "3/1\\/2"),
+        ("1/0\\/n", ".", "1/0\\/n"),
+        ("1/2\\/3\\/4", "x", "1/2\\/3 \\ / 4"),
+        ("1/2\\/h/x", "x", "1/2\\/h / x"),
+        ("1/2/3\\/4", "x", "1/2/3 \\ / 4"),
+        ("1\\/2-24", "x", "1\\/2 -24"),
+        ("1\\/1-80", ".", "1\\/1 -80"),
+        ("1\\/22-24", "x", "1\\/22 -24"),
+        ("1\\/2-x", "x", "1\\/2-x"),
+        ("1\\/2-2", "x", "1\\/2 -2"),
+    ];
+
+    #[test]
+    fn observed_fraction_escaped_slash() {
+        check_cases(FRACTION_ESCAPED_SLASH_CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 8): no date after an escaped slash; a phone number may start
+    /// with two plus signs. Caption, next line, tokenized caption.
+    const DATE_PHONE_ROUND8_CASES: &[(&str, &str, &str)] = &[
+        ("1\\/2/\u{FF11}\u{FF12}", "5", "1\\/2 / \u{FF11}\u{FF12}"),
+        ("12\\/1/١٢٣٤٥", "x", "12\\/1 / ١٢٣٤٥"),
+        ("1\\/2/12", "x", "1\\/2/12"),
+        ("1/2/\u{FF11}\u{FF12}", "x", "1/2/\u{FF11}\u{FF12}"),
+        ("++51-800234", "/", "++51-800234"),
+        ("+++51-800234", "x", "+ ++51-800234"),
+        ("x++51-800234", "x", "x ++51-800234"),
+        ("++51 800234", "x", "++51\u{A0}800234"),
+        ("++512-800234", "x", "++512-800234"),
+        ("++51-80023", "x", "+ +51 -80023"),
+        ("++5", "x", "+ +5"),
+    ];
+
+    #[test]
+    fn observed_escaped_date_double_plus() {
+        check_cases(DATE_PHONE_ROUND8_CASES);
     }
 }

@@ -7,6 +7,11 @@
 use super::classes::{is_digit, quote_map};
 use super::lexer::Lexer;
 
+/// The eyes of `^_^`-like faces, observed.
+fn face_eye(c: char) -> bool {
+    matches!(c, '^' | '-' | '>' | '<' | '~' | '\'' | '=' | 'x')
+}
+
 impl Lexer<'_> {
     /// Does an emoticon start at `i`? (Checked before the `<`, `>`, `=` rules.)
     pub(super) fn emoticon_at(&self, i: usize) -> bool {
@@ -79,16 +84,45 @@ impl Lexer<'_> {
 }
 
 impl Lexer<'_> {
-    /// `X_Y` with X and Y from `^ - > < ~ ' =` is one token (`^_^`, `>_<`, `=_'`, `'_-`),
-    /// observed.
+    /// `X_Y` with X and Y from `^ - > < ~ ' =` and a lower-case `x` is one token (`^_^`,
+    /// `>_<`, `=_'`, `'_-`, `^_x`, `x_^`; `^_xy` → `^_x` `y`; not `X`: `^_X` → `^` `_` `x`),
+    /// observed. (`x_x` is left to the word rule, which takes `x_xy` whole.)
     pub(super) fn underscore_face(&mut self, i: usize) -> Option<usize> {
-        let face = |d: char| matches!(d, '^' | '-' | '>' | '<' | '~' | '\'' | '=');
-        if face(self.buf[i]) && self.at(i + 1) == Some('_') && self.at(i + 2).is_some_and(face) {
+        if self.at(i + 1) == Some('_')
+            && face_eye(self.buf[i])
+            && self.at(i + 2).is_some_and(face_eye)
+            && !(self.buf[i] == 'x' && self.buf[i + 2] == 'x')
+        {
             let t: String = self.buf[i..i + 3].iter().collect();
             self.emit(&t);
             return Some(i + 3);
         }
         None
+    }
+
+    /// A face in parentheses is one token: `(` eye, an optional `_` `.` `-`, eye `)`, the
+    /// eyes from `^ - > < ~ ' =` and `x` (`(^_^)` → `-lrb-^_^-rrb-`, `(-.-)`, `(^-^)`,
+    /// `(^^)`, `(x_x)`, `(>_<)`; a `-` nose not beside a `-` eye: `(^--)`, `(---)` split),
+    /// observed.
+    pub(super) fn paren_face(&mut self, i: usize) -> Option<usize> {
+        let eye = |k: usize| self.at(k).is_some_and(face_eye);
+        if !eye(i + 1) {
+            return None;
+        }
+        let j = if eye(i + 2) && self.at(i + 3) == Some(')') {
+            i + 3
+        } else if matches!(self.at(i + 2), Some('_' | '.' | '-'))
+            && eye(i + 3)
+            && self.at(i + 4) == Some(')')
+            && !(self.buf[i + 2] == '-' && (self.buf[i + 1] == '-' || self.buf[i + 3] == '-'))
+        {
+            i + 4
+        } else {
+            return None;
+        };
+        let mid: String = self.buf[i + 1..j].iter().collect();
+        self.emit(&format!("-lrb-{mid}-rrb-"));
+        Some(j + 1)
     }
 
     /// `"` is an opening quote ` `` ` only before an ASCII letter or digit or `$`, else a
@@ -156,7 +190,11 @@ impl Lexer<'_> {
         // or more periods) is one token, also after a run (`.. . .2` → `. ... 2`).
         let mut j = i + n - 1;
         let mut dots = 1;
-        while matches!(self.at(j + 1), Some(' ' | '\u{A0}')) && self.at(j + 2) == Some('.') {
+        // (five periods at most, like a run: `. . . . . .5` → `...` `.5`, observed)
+        while dots < 5
+            && matches!(self.at(j + 1), Some(' ' | '\u{A0}'))
+            && self.at(j + 2) == Some('.')
+        {
             j += 2;
             dots += 1;
         }
@@ -298,5 +336,70 @@ mod tests {
     #[test]
     fn observed_cases() {
         check_cases(CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 8): `_` faces with an `x` eye, and faces in parentheses.
+    /// Caption, next line, tokenized caption.
+    const FACE_CASES: &[(&str, &str, &str)] = &[
+        ("^_x", "x", "^_x"),
+        ("^_xy", "x", "^_x y"),
+        ("^_X", "x", "^ _ x"),
+        ("-_x", ".", "-_x"),
+        ("'_x", "t", "'_x"),
+        ("=_x", "x", "=_x"),
+        ("~_x", ".", "~_x"),
+        (">_x", "x", ">_x"),
+        ("<_x", "x", "<_x"),
+        ("^_x_y", "x", "^_x _ y"),
+        ("-_x-y", "x", "-_x y"),
+        ("a-_x", "x", "a -_x"),
+        ("x_^", "x", "x_^"),
+        ("x_-", "n", "x_-"),
+        ("x_<", "-", "x_<"),
+        ("x_'s", "x", "x_' s"),
+        ("x_-1", "x", "x_- 1"),
+        ("x_x", "x", "x_x"),
+        ("X_^", "x", "x _ ^"),
+        ("x_^@b.com", "x", "x_^@b.com"),
+        ("(^_^)", "x", "-lrb-^_^-rrb-"),
+        ("(-_-)", "x", "-lrb--_--rrb-"),
+        ("('_')", "x", "-lrb-'_'-rrb-"),
+        ("(^_x)", "x", "-lrb-^_x-rrb-"),
+        ("(x_x)", "x", "-lrb-x_x-rrb-"),
+        ("(^-^)", "x", "-lrb-^-^-rrb-"),
+        ("(^.^)", "x", "-lrb-^.^-rrb-"),
+        ("(^^)", "x", "-lrb-^^-rrb-"),
+        ("(-.-)", "x", "-lrb--.--rrb-"),
+        ("(>.<)", "x", "-lrb->.<-rrb-"),
+        ("(x-x)", "x", "-lrb-x-x-rrb-"),
+        ("(-^)", "x", "-lrb--^-rrb-"),
+        ("(^-)", "x", "-lrb-^--rrb-"),
+        ("(--)", "x", "-lrb----rrb-"),
+        ("(---)", "x", "-lrb- -rrb-"),
+        ("(^--)", "x", "-lrb- ^ -rrb-"),
+        ("(o_o)", "x", "-lrb- o_o -rrb-"),
+        ("(^_^]", "x", "-lrb- ^_^ -rsb-"),
+        ("(^_^)x", "x", "-lrb-^_^-rrb- x"),
+        ("((^_^)", "x", "-lrb- -lrb-^_^-rrb-"),
+    ];
+
+    #[test]
+    fn observed_faces() {
+        check_cases(FACE_CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 8): a spaced ellipsis takes five periods at most. Caption,
+    /// next line, tokenized caption.
+    const SPACED_ELLIPSIS_CASES: &[(&str, &str, &str)] = &[
+        (". . . . . .5", "n", ".5"),
+        (". . . . .5", "x", "5"),
+        (". . . . . . .5", "x", ".5"),
+        (". . . . . . . .5", "x", "5"),
+        (". . . . . .x", "x", "x"),
+    ];
+
+    #[test]
+    fn observed_spaced_ellipsis_five() {
+        check_cases(SPACED_ELLIPSIS_CASES);
     }
 }

@@ -163,4 +163,22 @@ mod tests {
     fn observed_cases() {
         check_cases(CASES);
     }
+
+    /// Observed (issue 26, fuzz round 8): a number of digits and soft hyphens takes a `-` join, and letters after it. Caption, next line, tokenized caption.
+    const SHY_NUMBER_HYPHEN_CASES: &[(&str, &str, &str)] = &[
+        ("0\u{AD}2-1", ".", "02-1"),
+        ("0\u{AD}2-12", "x", "02-12"),
+        ("3\u{AD}5-a", "x", "35-a"),
+        ("3\u{AD}5-6a", "x", "35-6a"),
+        ("3\u{AD}5-6-7", "x", "35-6-7"),
+        ("3\u{AD}5_6", "x", "35 _ 6"),
+        ("3\u{AD}5a", "x", "35 a"),
+        ("0\u{AD}2\u{AD}3-1", "x", "023-1"),
+        ("-3\u{AD}5-6", "x", "-35 -6"),
+    ];
+
+    #[test]
+    fn observed_shy_number_hyphen() {
+        check_cases(SHY_NUMBER_HYPHEN_CASES);
+    }
 }

@@ -71,6 +71,12 @@ pub(super) enum Flow {
     Pass,
 }
 
+/// The `-` in the last slash-separated part of a word (`a/b-c-d` → 2).
+fn segment_hyphens(w: &[char]) -> usize {
+    let from = w.iter().rposition(|&x| x == '/').map_or(0, |p| p + 1);
+    w[from..].iter().filter(|&&x| x == '-').count()
+}
+
 /// ASCII letters, digits, soft hyphens, `-` and `.` only.
 pub(super) fn ascii_part(s: &[char]) -> bool {
     s.iter()
@@ -264,6 +270,10 @@ impl Lexer<'_> {
         if !ok {
             return Flow::Stop;
         }
+        if c == '-' && s.numeric_sep && b[i..j].contains(&'\u{AD}') {
+            // (after a soft-hyphen number's `-` join, letters follow: `3\u{AD}5-a`)
+            s.numeric_sep = false;
+        }
         s.joined_seg |= matches!(c, '-' | '_');
         s.joined_other |= c == '_';
         s.shy_ascii |= c == '-' && (nx == '\u{AD}' || b[i..j].contains(&'\u{AD}'));
@@ -294,7 +304,13 @@ impl Lexer<'_> {
                 && (c == '_'
                     || !ascii_part(&b[i..j])
                     || !(nx.is_ascii_alphanumeric() || nx == '\u{AD}')))
-            && !s.numeric_sep
+            // (a number of digits and soft hyphens takes a `-` join: `3\u{AD}5-6a` → `35-6a`,
+            // `0\u{AD}2-1`; not `_`: `3\u{AD}5_6` → `35` `_` `6`, observed)
+            && (!s.numeric_sep
+                || (c == '-'
+                    && b[i].is_ascii_digit()
+                    && b[i..j].iter().all(|&x| x.is_ascii_digit() || x == '\u{AD}')
+                    && b[i..j].contains(&'\u{AD}')))
             && !s.amp_mode
             && !s.has_mark
             && !s.has_entity
@@ -309,6 +325,9 @@ impl Lexer<'_> {
                 || (b[i..j].iter().all(|&x| x.is_ascii() || x == '\u{AD}') && nx.is_ascii()))
             && !is_mark(prev)
             && !is_mark(nx)
+            // Observed: after a slash, each part takes at most two hyphens (`a/b-c-d-e` →
+            // `a/b-c-d` `-` `e`, `a/b-c-d/e-f-g`, `1/4-B-B-n` → `1/4-b-b` `-` `n`).
+            && !(s.slash_used && c == '-' && segment_hyphens(&b[i..j]) >= 2)
             && !(s.slash_used
                 && c == '-'
                 && !(nx.is_ascii_alphabetic()
@@ -342,7 +361,10 @@ impl Lexer<'_> {
                 h < lim && b[i + h..i + lim].iter().any(char::is_ascii_digit)
             })
             && !s.numeric_sep
-            && !s.amp_mode;
+            && !s.amp_mode
+            // Observed: in a word with a slash, each part takes at most two hyphens
+            // (`a-b-c/d`, but `a-b-c-d/e` → `a-b-c-d` `/` `e`).
+            && segment_hyphens(&b[i..j]) <= 2;
         s.slash_used |= ok;
         s.slashes += usize::from(ok);
         ok
@@ -454,5 +476,32 @@ mod tests {
     #[test]
     fn observed_cases() {
         check_cases(CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 8): in a word with a slash, each slash-separated part takes
+    /// at most two hyphens. Caption, next line, tokenized caption.
+    const SLASH_PART_HYPHEN_CASES: &[(&str, &str, &str)] = &[
+        ("a/b-c-d-e", "x", "a/b-c-d e"),
+        ("a/b-c-d-e-f", "x", "a/b-c-d e-f"),
+        ("a/b/c-d-e-f", "x", "a/b/c-d-e f"),
+        ("a/b-c-d/e-f-g", "x", "a/b-c-d/e-f-g"),
+        ("a/b-c/d-e-f-g", "x", "a/b-c/d-e-f g"),
+        ("a-b-c/d-e-f-g", "x", "a-b-c/d-e-f g"),
+        ("a-b-c-d/e", "x", "a-b-c-d / e"),
+        ("a-b-c-d/e/f", "x", "a-b-c-d / e/f"),
+        ("ab-cd-ef-gh/ij", "x", "ab-cd-ef-gh / ij"),
+        ("a\\/b-c-d-e", "x", "a\\/b-c-d e"),
+        ("a-b-c-d\\/e", "x", "a-b-c-d \\ / e"),
+        ("D/D-x-x-x", "x", "d/d-x-x x"),
+        ("3/4-L-L-a", "t", "3/4-l-l a"),
+        ("1/X-b-b-t", ">", "1/x-b-b t"),
+        ("1/4-B-B-n", "¾", "1/4-b-b n"),
+        ("7/s-L-B-H", ".", "7/s-l-b h"),
+        ("a/b-c-d-5", "x", "a/b-c-d -5"),
+    ];
+
+    #[test]
+    fn observed_slash_part_hyphens() {
+        check_cases(SLASH_PART_HYPHEN_CASES);
     }
 }
