@@ -101,14 +101,9 @@ fn request_example<T: utoipa::ToSchema>() -> Option<serde_json::Value> {
 }
 
 fn score_example() -> Option<serde_json::Value> {
-    use crate::engine::{self, Metric, Options};
+    use crate::engine::{self, Options};
     let req = request_example::<super::routes::score::ScoreRequest>()?;
-    let metrics = Metric::normalize(req["metrics"].as_array()?.iter().map(|m| {
-        serde_json::from_value::<Metric>(m.clone()).map_err(|e| {
-            crate::input::InputError::new(crate::input::ErrorCode::UnknownMetric, e.to_string())
-        })
-    }))
-    .ok()?;
+    let metrics = example_metrics(&req)?;
     let items = req["items"].as_array()?;
     let cands: Vec<serde_json::Value> = items
         .iter()
@@ -132,14 +127,9 @@ fn score_example() -> Option<serde_json::Value> {
 
 fn compare_example() -> Option<serde_json::Value> {
     use crate::engine::compare::CompareSpec;
-    use crate::engine::{self, Metric, Options};
+    use crate::engine::{self, Options};
     let req = request_example::<super::routes::compare::CompareRequest>()?;
-    let metrics = Metric::normalize(req["metrics"].as_array()?.iter().map(|m| {
-        serde_json::from_value::<Metric>(m.clone()).map_err(|e| {
-            crate::input::InputError::new(crate::input::ErrorCode::UnknownMetric, e.to_string())
-        })
-    }))
-    .ok()?;
+    let metrics = example_metrics(&req)?;
     let defaults = CompareSpec::default();
     let spec = CompareSpec {
         samples: req["samples"]
@@ -158,4 +148,14 @@ fn compare_example() -> Option<serde_json::Value> {
         options: Options::new(&metrics),
     };
     serde_json::to_value(engine::run(job).ok()?.into_comparison().ok()?).ok()
+}
+
+/// The metrics a request example names.
+fn example_metrics(req: &serde_json::Value) -> Option<Vec<crate::engine::Metric>> {
+    let names = req["metrics"].as_array()?;
+    names
+        .iter()
+        .map(|m| serde_json::from_value(m.clone()).ok())
+        .collect::<Option<Vec<_>>>()
+        .and_then(|list| crate::engine::Metric::normalize(list.into_iter().map(Ok)).ok())
 }

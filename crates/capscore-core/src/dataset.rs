@@ -200,8 +200,9 @@ impl Dataset {
         Dataset::build_until(name, refs, created, meta, &|| false)
     }
 
-    /// [`Dataset::build_with`] that stops between its stages (tokenization, interning,
-    /// n-grams, document frequencies) once `stop()` is true, with the cancellation error.
+    /// [`Dataset::build_with`] that stops once `stop()` is true (checked per caption while
+    /// tokenizing, per image while counting n-grams, and between the stages), with the
+    /// cancellation error.
     pub fn build_until(
         name: &str,
         refs: References,
@@ -229,7 +230,9 @@ impl Dataset {
             .iter()
             .flat_map(|(_, c)| c.iter().map(String::as_str))
             .collect();
-        let mut flat_tok = ptb::tokenize_stream(&flat).into_iter();
+        let mut flat_tok = ptb::tokenize_stream_until(&flat, stop)
+            .ok_or_else(crate::engine::cancelled)?
+            .into_iter();
         let tokenized: Vec<Vec<String>> = refs
             .images
             .iter()
@@ -257,8 +260,9 @@ impl Dataset {
         let base_interner = Interner::with_base(vocab.clone());
         let ngrams: Vec<Vec<SentenceNgrams>> = ids
             .par_iter()
-            .map(|r| r.iter().map(|w| SentenceNgrams::new(w)).collect())
-            .collect();
+            .map(|r| (!stop()).then(|| r.iter().map(|w| SentenceNgrams::new(w)).collect()))
+            .collect::<Option<_>>()
+            .ok_or_else(crate::engine::cancelled)?;
         check()?;
         let df = DfTable::build(ngrams.iter().filter(|r| !r.is_empty()).map(|r| r.iter()));
         drop(ngrams);
@@ -1114,6 +1118,24 @@ mod tests {
 
     fn never() -> bool {
         false
+    }
+
+    /// Issue 29: a build whose request was abandoned stops with the cancellation error (the
+    /// check runs per caption from the tokenizer on), and registers nothing.
+    #[test]
+    fn an_abandoned_build_stops_and_registers_nothing() {
+        let refs = parse_references(&json!({"1": ["a dog runs"], "2": ["a cat sits"]})).unwrap();
+        let calls = AtomicU64::new(0);
+        let stop = || calls.fetch_add(1, Ordering::Relaxed) >= 1;
+        let e =
+            Dataset::build_until("d", refs.clone(), 0, DatasetMeta::default(), &stop).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Timeout);
+        let reg = Registry::open(None).unwrap().0;
+        let e = reg
+            .put_unless_abandoned("d", refs, DatasetMeta::default(), 0, &|_| true, &|| true)
+            .unwrap_err();
+        assert!(matches!(e, DatasetError::Abandoned(_)), "{e}");
+        assert!(reg.get("d").is_none());
     }
 
     const REQ: PrepareRequest<'static> = PrepareRequest {

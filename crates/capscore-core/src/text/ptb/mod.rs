@@ -113,14 +113,26 @@ const PUNCTUATION: [&str; 17] = [
 /// Captions are tokenized independently given their following text, so large streams are
 /// split over the rayon pool; the output does not depend on the number of threads.
 pub fn tokenize_stream<S: AsRef<str> + Sync>(captions: &[S]) -> Vec<String> {
+    tokenize_stream_until(captions, &|| false).unwrap_or_default()
+}
+
+/// [`tokenize_stream`] that gives up once `stop()` is true (checked per caption; a dataset
+/// registration whose request was abandoned): `None`.
+pub fn tokenize_stream_until<S: AsRef<str> + Sync>(
+    captions: &[S],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<String>> {
     use rayon::prelude::*;
     (0..captions.len())
         .into_par_iter()
         .with_min_len(256)
         .map(|k| {
+            if stop() {
+                return None;
+            }
             let cap = captions[k].as_ref();
             if let Some(out) = fast_tokenize(cap) {
-                return out;
+                return Some(out);
             }
             match captions.get(k + 1) {
                 // Common case: a non-blank next caption is the whole relevant context.
@@ -130,11 +142,11 @@ pub fn tokenize_stream<S: AsRef<str> + Sync>(captions: &[S]) -> Vec<String> {
                         .chars()
                         .all(|c| is_space_or_break(c) || c == '\u{85}') =>
                 {
-                    slow_tokenize(cap, Some(n.as_ref()))
+                    Some(slow_tokenize(cap, Some(n.as_ref())))
                 }
                 _ => {
                     let following = following_text(&captions[k + 1..]);
-                    slow_tokenize(cap, following.as_deref())
+                    Some(slow_tokenize(cap, following.as_deref()))
                 }
             }
         })
