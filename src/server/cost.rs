@@ -260,12 +260,6 @@ impl Holds {
             .sum()
     }
 
-    /// Bytes held for `name`, if it holds any.
-    pub fn of(&self, name: &str) -> Option<u64> {
-        let m = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        m.get(name).map(|(_, _, b)| *b)
-    }
-
     /// Records `r` (of `bytes`) as `name`'s share at version `sha`, returning what an earlier
     /// version held to the budget.
     pub fn set(&self, name: &str, sha: &str, mut r: Reservation, bytes: u64) {
@@ -353,7 +347,7 @@ impl Budget {
     }
 
     fn take(&self, r: &mut Reservation, bytes: u64) -> Result<(), ApiError> {
-        let have: u32 = r.0.iter().map(|p| p.num_permits() as u32).sum();
+        let have = r.mib();
         let want = mib_of(bytes).min(self.total_mib);
         if want <= have {
             return Ok(());
@@ -439,31 +433,8 @@ impl Budget {
         }
         let mut r = Reservation::default();
         let more = mib_of(bytes).saturating_sub(have);
-        self.raise(&mut r, u64::from(more) << 20, name)?;
+        self.take(&mut r, u64::from(more) << 20)?;
         Ok(Some(r))
-    }
-
-    fn raise(&self, r: &mut Reservation, bytes: u64, name: &str) -> Result<(), ApiError> {
-        let have: u32 = r.0.iter().map(|p| p.num_permits() as u32).sum();
-        let want = mib_of(bytes).min(self.total_mib);
-        if want <= have {
-            return Ok(());
-        }
-        let p = self
-            .mib
-            .clone()
-            .try_acquire_many_owned(want - have)
-            .map_err(|_| ApiError {
-                retry_after: Some(1),
-                ..ApiError::new(
-                    ErrorCode::Overloaded,
-                    format!(
-                        "dataset {name:?} needs about {want} MiB of the memory budget; the requests in flight hold it now: retry later"
-                    ),
-                )
-            })?;
-        r.0.push(p);
-        Ok(())
     }
 
     /// Checks an estimate against the per-request limits and reserves its memory.

@@ -84,13 +84,9 @@ pub fn add_response_examples(spec: &mut utoipa::openapi::OpenApi) {
     }
 }
 
-/// The request example of a schema, by name.
+/// The request example of a schema.
 fn request_example<T: utoipa::ToSchema>() -> Option<serde_json::Value> {
-    let mut schemas = Vec::new();
-    T::schemas(&mut schemas);
-    let schema = T::schema();
-    let _ = schemas;
-    match schema {
+    match T::schema() {
         utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(o)) =>
         {
             #[allow(deprecated)]

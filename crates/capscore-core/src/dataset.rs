@@ -134,13 +134,14 @@ pub struct RefProfile {
 }
 
 impl RefProfile {
-    fn of(tokenized: &[String]) -> RefProfile {
+    /// From an image's interned references (the words BLEU and CIDEr count).
+    fn of(ids: &[Vec<u32>]) -> RefProfile {
         let mut p = RefProfile {
-            captions: tokenized.len() as u32,
+            captions: ids.len() as u32,
             ..RefProfile::default()
         };
-        for t in tokenized {
-            let n = t.split_whitespace().count() as u64;
+        for words in ids {
+            let n = words.len() as u64;
             p.tokens += n;
             p.tokens_sq += n * n;
             p.max_tokens = p.max_tokens.max(n as u32);
@@ -239,7 +240,10 @@ impl Dataset {
             .map(|(_, c)| flat_tok.by_ref().take(c.len()).collect())
             .collect();
         check()?;
-        let profiles: Vec<RefProfile> = tokenized.iter().map(|t| RefProfile::of(t)).collect();
+        let mut interner = Interner::new();
+        let ids = crate::engine::intern_references(&mut interner, &tokenized);
+        check()?;
+        let profiles: Vec<RefProfile> = ids.iter().map(|r| RefProfile::of(r)).collect();
         let base_bytes = {
             let captions = refs.caption_count() as u64;
             let tokens: u64 = profiles.iter().map(|p| p.tokens).sum();
@@ -253,9 +257,6 @@ impl Dataset {
             // per-image overheads.
             2 * text + 64 * captions + 4 * tokens + 4 * 48 * tokens + 256 * image_count as u64
         };
-        let mut interner = Interner::new();
-        let ids = crate::engine::intern_references(&mut interner, &tokenized);
-        check()?;
         let vocab = Arc::new(interner.into_vocab());
         let base_interner = Interner::with_base(vocab.clone());
         let ngrams: Vec<Vec<SentenceNgrams>> = ids
