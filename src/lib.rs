@@ -13,7 +13,7 @@
 #![deny(unsafe_code)]
 
 pub use capscore_core::{
-    corpus, dataset, engine, error, files, input, metrics, nlp, pretokenized, resources, reward,
+    dataset, engine, error, files, input, metrics, nlp, pretokenized, resources, reward, stats,
     text, ErrorCode, InputError,
 };
 

@@ -36,14 +36,15 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::corpus::{DfTable, Interner, SentenceNgrams, Vocab};
 use crate::engine::{
     CachedGraphs, DfTableRef, Interned, PrepareRequest, PreparedRefs, ReferenceSource,
 };
 use crate::input::{self, Batch, Candidate, ErrorCode, ImageId, ImageKey, InputError, References};
 use crate::metrics::spice::SceneGraph;
 use crate::metrics::spice::Spice;
-use crate::text::{ptb, split_py_whitespace};
+use crate::stats::split::py_whitespace;
+use crate::stats::{DfTable, Interner, Vocab};
+use crate::text::ptb;
 
 /// Version of the on-disk format.
 const FORMAT: u64 = 1;
@@ -259,18 +260,13 @@ impl Dataset {
         };
         let vocab = Arc::new(interner.into_vocab());
         let base_interner = Interner::with_base(vocab.clone());
-        let ngrams: Vec<Vec<SentenceNgrams>> = ids
-            .par_iter()
-            .map(|r| (!stop()).then(|| r.iter().map(|w| SentenceNgrams::new(w)).collect()))
-            .collect::<Option<_>>()
-            .ok_or_else(crate::engine::cancelled)?;
-        check()?;
-        let df = DfTable::build(ngrams.iter().filter(|r| !r.is_empty()).map(|r| r.iter()));
-        drop(ngrams);
+        let df = crate::stats::document_frequencies(
+            ids.iter().filter(|r| !r.is_empty()).map(Vec::as_slice),
+        );
         check()?;
         let df_label = format!(
             "dataset:{name}@sha256:{sha256}(N={})",
-            crate::corpus::DocFreq::doc_count(&df)
+            crate::stats::DocFreq::doc_count(&df)
         );
         Ok(Dataset {
             name: name.to_owned(),
@@ -369,7 +365,7 @@ impl Dataset {
     /// True when `batch` (assembled against this dataset) holds every image that has
     /// references: its own document frequencies are then exactly the dataset's.
     pub fn covers_all(&self, batch: &Batch) -> bool {
-        batch.items.len() == crate::corpus::DocFreq::doc_count(&self.df)
+        batch.items.len() == crate::stats::DocFreq::doc_count(&self.df)
     }
 
     /// The references of image `key` as a request's cost sees them: their profile, and
@@ -439,7 +435,7 @@ impl Dataset {
                 }
                 let t = tokenize_in_context(&caps[k], &subset_ctx);
                 if t != toks[k] {
-                    image_ids[k] = Cow::Owned(interner.intern_all(split_py_whitespace(&t)));
+                    image_ids[k] = Cow::Owned(interner.intern_all(py_whitespace(&t)));
                     toks[k] = t;
                     retokenized += 1;
                 }

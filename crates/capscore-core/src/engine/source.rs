@@ -8,9 +8,9 @@
 
 use std::borrow::Cow;
 
-use crate::corpus::{DocFreq, Interner};
 use crate::input::{self, Batch, Candidate, InputError, References};
 use crate::metrics::spice::{SceneGraph, Spice};
+use crate::stats::{DocFreq, Interner};
 use crate::text::ptb;
 
 /// A document-frequency table with the interner whose ids it uses and its signature label.

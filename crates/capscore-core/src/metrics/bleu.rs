@@ -15,7 +15,7 @@
 
 use serde::Serialize;
 
-use crate::corpus::{GramIndex, Grams, Matches, MAX_ORDER};
+use crate::stats::{GramIndex, Grams, Matches, MAX_ORDER};
 
 const TINY: f64 = 1e-15;
 const SMALL: f64 = 1e-9;
@@ -140,7 +140,7 @@ pub fn pool<'a>(stats: impl IntoIterator<Item = &'a BleuStats>) -> BleuStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corpus::{GramCounter, OwnedGrams};
+    use crate::stats::{GramCounter, OwnedGrams};
 
     fn stats(c: &[u32], refs: &[&[u32]]) -> BleuStats {
         let mut counter = GramCounter::new();

@@ -2,7 +2,7 @@
 //! spec COCO §6.
 //!
 //! Both weight the n-grams (orders 1..=4) of each sentence by tf-idf, with document frequency
-//! over the evaluated images' references ([`DocFreq`](crate::corpus::DocFreq); candidates never count) and
+//! over the evaluated images' references ([`DocFreq`](crate::stats::DocFreq); candidates never count) and
 //! `ref_len = ln(N)` for N evaluated images, take per-order cosine similarities between the
 //! candidate and each reference, average over orders, divide by the number of references and
 //! multiply by 10.
@@ -18,7 +18,7 @@
 //! per-image order of operations is mean over orders, then `/ m`, then `* 10`. A one-image
 //! corpus scores 0 (every weight is `ln 1 - ln 1`).
 
-use crate::corpus::{GramIndex, Grams, Matches, MAX_ORDER};
+use crate::stats::{GramIndex, Grams, Matches, MAX_ORDER};
 
 /// Which CIDEr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,6 +148,35 @@ pub fn image_score(variant: Variant, cand: &SentenceVec, refs: &[SentenceVec]) -
     image_score_matched(variant, cand, refs, &matches, &mut Vec::new())
 }
 
+/// Reusable storage for scoring images one after another (one per worker): the images'
+/// tf-idf vectors, filled once and scored in one or both variants.
+#[derive(Debug, Default)]
+pub struct ImageScratch {
+    vecs: Vec<SentenceVec>,
+    wr: Vec<f64>,
+    len: usize,
+}
+
+impl ImageScratch {
+    /// Weights the n-grams of an image's captions: its candidate, then its references.
+    pub fn fill(&mut self, image: &[Grams<'_>]) {
+        self.vecs.resize_with(image.len(), SentenceVec::default);
+        for (v, s) in self.vecs.iter_mut().zip(image) {
+            v.fill(s);
+        }
+        self.len = image.len();
+    }
+
+    /// The score of the image last filled, from the n-grams its candidate shares with each
+    /// reference.
+    pub fn score(&mut self, variant: Variant, matches: &Matches) -> f64 {
+        let (c, r) = self.vecs[..self.len]
+            .split_first()
+            .expect("an image has a candidate");
+        image_score_matched(variant, c, r, matches, &mut self.wr)
+    }
+}
+
 /// [`image_score`] from the n-grams the candidate shares with each reference (positions in
 /// the vectors, which list n-grams in [`Grams::all`] order), with a reusable buffer.
 pub fn image_score_matched(
@@ -176,14 +205,10 @@ pub fn image_score_matched(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corpus::{DfTable, DocFreq, GramCounter, Ngram, SentenceNgrams};
+    use crate::stats::{document_frequencies, DocFreq, GramCounter, Ngram};
 
     fn score_of(variant: Variant, cand: &[u32], images: &[Vec<Vec<u32>>]) -> f64 {
-        let ng: Vec<Vec<SentenceNgrams>> = images
-            .iter()
-            .map(|refs| refs.iter().map(|r| SentenceNgrams::new(r)).collect())
-            .collect();
-        let df = DfTable::build(ng.iter().map(|refs| refs.iter()));
+        let df = document_frequencies(images.iter().map(Vec::as_slice));
         let ref_len = (df.doc_count() as f64).ln();
         let idf = |g: &Ngram| ref_len - df.ln_df(g);
         let mut counter = GramCounter::new();

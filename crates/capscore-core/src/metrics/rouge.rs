@@ -9,7 +9,7 @@
 //! Quirk reproduced on purpose: an empty candidate and an empty reference have an LCS of 1 (one
 //! empty word each), so they score 1.0.
 
-use crate::text::split_space;
+use crate::stats::split::space as split_space;
 
 /// ROUGE-L F-score of a tokenized candidate against tokenized references (m >= 1).
 pub fn score(candidate: &str, references: &[&str]) -> f64 {

@@ -1,0 +1,886 @@
+//! A batch of borrowed captions, interned, counted and weighted in parallel: the word ids of
+//! every caption, the ids of every n-gram, and each n-gram's document frequency and CIDEr
+//! weight. The one partitioned document-frequency counter lives here
+//! ([`document_frequencies`] reads it out as a table).
+
+use rayon::prelude::*;
+
+use super::df::{DfTable, DocFreq};
+use super::grams::{count_into, GramIndex, Grams, Matches};
+use super::split;
+use super::table::{GramKey, KeyTable};
+use super::words::{Interner, WordTable};
+use super::{Ngram, MAX_ORDER};
+
+// Scoring a batch interns every word and every n-gram once, in parallel, then scores each image
+// from compact id lists:
+//
+// 1. words: each chunk of images interns its captions' words into a chunk-local vocabulary (in
+//    parallel); the local vocabularies are merged into the batch [`Interner`] chunk by chunk, in
+//    order (serial, but only over each chunk's distinct words); then each chunk maps its words
+//    to batch ids and lists its n-gram windows of orders 2..=4, keyed by packed word ids, into
+//    [`PARTS`] hash partitions (in parallel);
+// 2. n-gram ids: each partition interns its windows, reference windows first in image order
+//    (counting document frequencies as it goes), then candidate windows, and computes the CIDEr
+//    weight `ln(N) - ln(max(1, df))` of each of its n-grams (in parallel over the partitions).
+//    Unigrams need no table: their id is an offset plus the word id, and their document
+//    frequencies are counted in an array indexed by word.
+//
+// Chunking and partitioning are fixed (they do not depend on the number of threads), so the ids
+// are deterministic; no output depends on them anyway (they are only compared for equality and
+// used as sort keys for lookups). Document frequencies are integers.
+
+/// log2 of the number of hash partitions of the n-gram table (orders 2..=4).
+const PART_BITS: u32 = 4;
+/// Number of hash partitions of the n-gram table.
+const PARTS: usize = 1 << PART_BITS;
+/// The "partition" of unigrams (whose local id is the word id).
+const UNIGRAMS: usize = PARTS;
+/// Images per chunk (fixed, so that ids do not depend on the number of threads).
+const CHUNK_IMAGES: usize = 64;
+/// A window's place in its partition's list takes the low `POS_BITS` bits of its location.
+const POS_BITS: u32 = 32 - PART_BITS;
+
+/// The partition of an n-gram key (orders 2..=4): the top bits of its hash.
+#[inline]
+fn part<K: GramKey>(key: K) -> usize {
+    (key.hash() >> (64 - PART_BITS)) as usize
+}
+
+/// An n-gram id and its document frequency, stored in a key's place once it is interned.
+#[inline]
+fn pack<K: GramKey>(id: u32, df: u32) -> K {
+    K::from_value(u64::from(id) << 32 | u64::from(df))
+}
+
+/// One caption of a batch: its tokenized text and, when interned ahead of time (a registered
+/// dataset's references), its word ids.
+#[derive(Clone, Copy, Debug)]
+pub struct Caption<'a> {
+    /// The tokenized caption.
+    pub text: &'a str,
+    /// Its words (split as in spec COCO §3.4) as ids of the batch interner's base, if known.
+    pub ids: Option<&'a [u32]>,
+}
+
+/// Number of n-gram windows of orders 2..=4 of a sentence of `len` words.
+#[inline]
+fn window_count(len: usize) -> usize {
+    (2..=MAX_ORDER).map(|n| (len + 1).saturating_sub(n)).sum()
+}
+
+/// The interned words and n-gram windows of a chunk of images.
+struct WordChunk {
+    /// Batch index of the chunk's first image.
+    first_img: usize,
+    /// Per image, chunk-local index of its first caption (the candidate; references follow);
+    /// one more entry at the end.
+    img_cap: Vec<u32>,
+    /// Per caption, offset of its words in `words`; one more entry at the end.
+    word_off: Vec<u32>,
+    /// Word ids.
+    words: Vec<u32>,
+    /// ROUGE-L words of the captions whose U+0020 split differs from their word split, by
+    /// chunk-local caption index (ascending).
+    rouge_words: Vec<(u32, Vec<u32>)>,
+    /// For each n-gram window of orders 2..=4 (captions in turn, each order-major), where its
+    /// n-gram is: `partition << POS_BITS | position` in `win_data` of its side. Empty when
+    /// n-grams were not requested.
+    win_loc: Vec<u32>,
+    /// Per side (references, candidates) and partition: `id << 32 | df` of the windows, in
+    /// window order.
+    win_data: [Vec<Vec<u64>>; 2],
+}
+
+impl WordChunk {
+    fn images(&self) -> usize {
+        self.img_cap.len() - 1
+    }
+
+    fn words(&self, k: usize) -> &[u32] {
+        &self.words[self.word_off[k] as usize..self.word_off[k + 1] as usize]
+    }
+}
+
+/// The words (and, on request, the n-grams) of every caption of a batch, interned: the
+/// captions of an image are its candidate then its references.
+pub struct BatchWords {
+    chunks: Vec<WordChunk>,
+    /// Per word: the CIDEr weight `ln(N) - ln(max(1, df))` of its unigram.
+    uni_idf: Vec<f64>,
+    /// Per document frequency d: `ln(N) - ln(max(1, d))`, the weight of the other n-grams.
+    idf_by_df: Vec<f64>,
+    /// The id of unigram `w` is `uni_base + w`.
+    uni_base: u32,
+    /// True when the n-grams were interned.
+    grams: bool,
+    /// Every reference n-gram with its document frequency (only for [`document_frequencies`]).
+    table: Vec<(Ngram, u32)>,
+}
+
+/// Words of one chunk before the merge: chunk-local ids.
+struct LocalWords<'a> {
+    vocab: Vec<&'a str>,
+    words: Vec<u32>,
+    word_off: Vec<u32>,
+    /// Captions whose U+0020 split differs from their word split.
+    special: Vec<u32>,
+    /// One more than the largest pre-interned id.
+    bound: u32,
+}
+
+/// Where the CIDEr document frequencies of a batch come from.
+#[derive(Clone, Copy)]
+pub enum IdfSource<'a> {
+    /// The batch's own references: `N` is the number of images.
+    Batch,
+    /// A table (a registered dataset's).
+    Table(&'a dyn DocFreq),
+}
+
+impl BatchWords {
+    /// Interns the words of every caption. `img_start[i]..img_start[i + 1]` are the captions of
+    /// image `i` in `captions` (its candidate first). With `rouge`, the U+0020 split of the
+    /// captions where it differs from the word split is interned too. With `grams`, every
+    /// n-gram (orders 1..=4) is interned as well and gets its CIDEr weight
+    /// `ln(N) - ln(max(1, df))`, with document frequencies from the given source.
+    pub fn build(
+        interner: &mut Interner,
+        captions: &[Caption<'_>],
+        img_start: &[usize],
+        rouge: bool,
+        grams: Option<IdfSource<'_>>,
+    ) -> BatchWords {
+        BatchWords::build_with(interner, captions, img_start, rouge, grams, false)
+    }
+
+    /// [`BatchWords::build`]; with `export`, the batch document frequencies (`grams` must be
+    /// [`IdfSource::Batch`]) are kept as a list of every reference n-gram with its frequency.
+    fn build_with(
+        interner: &mut Interner,
+        captions: &[Caption<'_>],
+        img_start: &[usize],
+        rouge: bool,
+        grams: Option<IdfSource<'_>>,
+        export: bool,
+    ) -> BatchWords {
+        let images = img_start.len().saturating_sub(1);
+        let bounds: Vec<(usize, usize)> = (0..images)
+            .step_by(CHUNK_IMAGES)
+            .map(|a| (a, (a + CHUNK_IMAGES).min(images)))
+            .collect();
+        // Chunk-local interning, in parallel.
+        let locals: Vec<LocalWords<'_>> = bounds
+            .par_iter()
+            .map(|&(a, b)| {
+                let caps = &captions[img_start[a]..img_start[b]];
+                let mut vocab: WordTable<&str> = WordTable::new();
+                let mut lw = LocalWords {
+                    vocab: Vec::new(),
+                    words: Vec::new(),
+                    word_off: Vec::with_capacity(caps.len() + 1),
+                    special: Vec::new(),
+                    bound: 0,
+                };
+                for (k, c) in caps.iter().enumerate() {
+                    lw.word_off.push(lw.words.len() as u32);
+                    let same = match c.ids {
+                        None => split::words(c.text, |w, prefix| {
+                            lw.words.push(vocab.id(w, prefix));
+                        }),
+                        Some(ids) => {
+                            let max = ids.iter().max().map_or(0, |&m| m.saturating_add(1));
+                            lw.bound = lw.bound.max(max);
+                            !rouge || split::space_split_is_word_split(c.text)
+                        }
+                    };
+                    if rouge && !same {
+                        lw.special.push(k as u32);
+                    }
+                }
+                lw.vocab = vocab.into_words();
+                lw.word_off.push(lw.words.len() as u32);
+                lw
+            })
+            .collect();
+        // Merge the local vocabularies, chunk by chunk (the ids are those of a serial pass).
+        let maps: Vec<Vec<u32>> = locals
+            .iter()
+            .map(|l| l.vocab.iter().map(|w| interner.intern(w)).collect())
+            .collect();
+        let bound = locals.iter().fold(interner.len(), |m, l| m.max(l.bound));
+        let rouge_words: Vec<Vec<(u32, Vec<u32>)>> = locals
+            .iter()
+            .zip(&bounds)
+            .map(|(l, &(a, _))| {
+                let base = img_start[a];
+                l.special
+                    .iter()
+                    .map(|&k| {
+                        let text = captions[base + k as usize].text;
+                        (k, interner.intern_all(split::space(text)))
+                    })
+                    .collect()
+            })
+            .collect();
+        let parts = Parts {
+            captions,
+            img_start,
+            bounds: &bounds,
+            export,
+        };
+        match grams {
+            Some(idf) if u64::fits(bound) => {
+                parts.finish::<u64>(locals, maps, rouge_words, Some((idf, bound)))
+            }
+            Some(idf) => parts.finish::<u128>(locals, maps, rouge_words, Some((idf, bound))),
+            None => parts.finish::<u64>(locals, maps, rouge_words, None),
+        }
+    }
+
+    /// True when some reference caption has at least one word.
+    pub fn any_reference_word(&self) -> bool {
+        self.chunks.iter().any(|ch| {
+            (0..ch.images()).any(|j| {
+                let (c0, c1) = (ch.img_cap[j] as usize, ch.img_cap[j + 1] as usize);
+                ch.word_off[c0 + 1] < ch.word_off[c1]
+            })
+        })
+    }
+
+    /// Number of chunks (see [`BatchWords::chunk_images`]).
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Number of images of chunk `c` (the batch indices of its images follow those of the
+    /// chunks before it).
+    pub fn chunk_images(&self, c: usize) -> usize {
+        self.chunks[c].images()
+    }
+
+    /// The ROUGE-L words (U+0020 split; requires `rouge` at build) of the candidate (first)
+    /// and references of image `j` of chunk `c`.
+    pub fn rouge_words(&self, c: usize, j: usize) -> impl Iterator<Item = &[u32]> {
+        let ch = &self.chunks[c];
+        (ch.img_cap[j] as usize..ch.img_cap[j + 1] as usize).map(move |k| {
+            match ch.rouge_words.binary_search_by_key(&(k as u32), |e| e.0) {
+                Ok(i) => &ch.rouge_words[i].1[..],
+                Err(_) => ch.words(k),
+            }
+        })
+    }
+
+    /// `f(scratch, image)` for every image, in batch order, in parallel over chunks (one
+    /// `S` per chunk). Once `stop()` is true no further chunk is started: then fewer results
+    /// than images come back.
+    pub fn map_images<S: Default, T: Send>(
+        &self,
+        stop: &(dyn Fn() -> bool + Sync),
+        f: impl Fn(&mut S, ImageRef<'_>) -> T + Sync + Send,
+    ) -> Vec<T> {
+        let f = &f;
+        (0..self.chunk_count())
+            .into_par_iter()
+            .flat_map_iter(|c| {
+                let images = if stop() { 0 } else { self.chunk_images(c) };
+                let mut buf = GramBuf::default();
+                let mut index = GramIndex::default();
+                let mut matches = Matches::default();
+                let mut scratch = S::default();
+                let mut grams = self.grams.then(|| self.chunk_grams(c));
+                (0..images).map(move |j| match grams.as_mut() {
+                    Some(g) => {
+                        let image = g.next_image(&mut buf);
+                        // Every image has its candidate first.
+                        let (cand, refs) = image.split_first().expect("a candidate");
+                        index.rebuild(cand.all().ids);
+                        matches.build(&index, refs.iter().map(|r| r.all().ids));
+                        let grams = Some((&image[..], &matches));
+                        f(
+                            &mut scratch,
+                            ImageRef {
+                                chunk: c,
+                                index: j,
+                                grams,
+                            },
+                        )
+                    }
+                    None => f(
+                        &mut scratch,
+                        ImageRef {
+                            chunk: c,
+                            index: j,
+                            grams: None,
+                        },
+                    ),
+                })
+            })
+            .collect()
+    }
+
+    /// Reads the n-gram counts of the images of chunk `c`, in order (requires `grams` at
+    /// build).
+    pub fn chunk_grams(&self, c: usize) -> ChunkGrams<'_> {
+        ChunkGrams {
+            ch: &self.chunks[c],
+            uni_idf: &self.uni_idf,
+            idf_by_df: &self.idf_by_df,
+            uni_base: self.uni_base,
+            j: 0,
+            win: 0,
+        }
+    }
+}
+
+/// One image of a batch, as [`BatchWords::map_images`] hands it over.
+pub struct ImageRef<'b> {
+    /// Its chunk and its index in the chunk (see [`BatchWords::rouge_words`]).
+    pub chunk: usize,
+    /// See `chunk`.
+    pub index: usize,
+    /// The n-gram counts of its candidate (first) and its references, and the n-grams the
+    /// candidate shares with each reference; `None` when the batch was built without n-grams.
+    pub grams: Option<(&'b [Grams<'b>], &'b Matches)>,
+}
+
+/// The document frequencies of the references of `images` (each image: its references' word
+/// ids): every n-gram of order 1..=4 counted once per image in which some reference has it;
+/// `N` is the number of images. The batch pipeline's partitioned counter, read out as a table.
+pub fn document_frequencies<'a>(images: impl IntoIterator<Item = &'a [Vec<u32>]>) -> DfTable {
+    let mut captions = Vec::new();
+    let mut img_start = Vec::new();
+    for refs in images {
+        img_start.push(captions.len());
+        // No candidate: its n-grams would not count anyway.
+        captions.push(Caption {
+            text: "",
+            ids: Some(&[]),
+        });
+        captions.extend(refs.iter().map(|r| Caption {
+            text: "",
+            ids: Some(r),
+        }));
+    }
+    let docs = img_start.len();
+    img_start.push(captions.len());
+    let mut interner = Interner::new();
+    let words = BatchWords::build_with(
+        &mut interner,
+        &captions,
+        &img_start,
+        false,
+        Some(IdfSource::Batch),
+        true,
+    );
+    DfTable::new(docs, words.table.into_iter().collect())
+}
+
+/// Reads the n-gram counts of the images of a chunk, in order.
+pub struct ChunkGrams<'w> {
+    ch: &'w WordChunk,
+    uni_idf: &'w [f64],
+    idf_by_df: &'w [f64],
+    uni_base: u32,
+    j: usize,
+    win: usize,
+}
+
+impl ChunkGrams<'_> {
+    /// The n-gram counts of the next image: its candidate (index 0) and references (1..),
+    /// built in `buf`.
+    pub fn next_image<'b>(&mut self, buf: &'b mut GramBuf) -> Vec<Grams<'b>> {
+        let ch = self.ch;
+        let j = self.j;
+        self.j += 1;
+        let caps = ch.img_cap[j] as usize..ch.img_cap[j + 1] as usize;
+        // Room for every word and window being distinct; written by index, then viewed.
+        let room: usize = caps
+            .clone()
+            .map(|k| {
+                let len = ch.words(k).len();
+                len + window_count(len)
+            })
+            .sum();
+        if buf.ids.len() < room {
+            buf.ids.resize(room, 0);
+            buf.counts.resize(room, 0);
+            buf.idfs.resize(room, 0.0);
+        }
+        let (ids, counts, idfs) = (&mut buf.ids[..], &mut buf.counts[..], &mut buf.idfs[..]);
+        buf.spans.clear();
+        let mut n = 0usize;
+        for k in caps {
+            let side = 1 - usize::from(k != ch.img_cap[j] as usize);
+            let (data, idf_by_df) = (&ch.win_data[side], self.idf_by_df);
+            let words = ch.words(k);
+            let begin = n;
+            let mut ends = [0u32; MAX_ORDER];
+            let (uni_base, uni_idf) = (self.uni_base, self.uni_idf);
+            n = count_into(
+                words.iter().map(|&w| (uni_base + w, uni_idf[w as usize])),
+                words.len(),
+                (ids, counts, idfs),
+                n,
+            );
+            ends[0] = n as u32;
+            for order in 2..=MAX_ORDER {
+                let len = (words.len() + 1).saturating_sub(order);
+                let locs = &ch.win_loc[self.win..self.win + len];
+                self.win += len;
+                let windows = locs.iter().map(|&l| {
+                    let v = data[(l >> POS_BITS) as usize][(l & ((1 << POS_BITS) - 1)) as usize];
+                    ((v >> 32) as u32, idf_by_df[v as u32 as usize])
+                });
+                n = count_into(windows, len, (ids, counts, idfs), n);
+                ends[order - 1] = n as u32;
+            }
+            buf.spans.push((begin as u32, ends, words.len() as u32));
+        }
+        let (ids, counts, idfs) = (&buf.ids, &buf.counts, &buf.idfs);
+        buf.spans
+            .iter()
+            .map(|&(b, ends, words)| {
+                let (b, e) = (b as usize, ends[MAX_ORDER - 1] as usize);
+                Grams::from_parts(
+                    &ids[b..e],
+                    &counts[b..e],
+                    &idfs[b..e],
+                    ends.map(|x| x - b as u32),
+                    words,
+                )
+            })
+            .collect()
+    }
+}
+
+/// The inputs of [`BatchWords::build`] after the merge.
+struct Parts<'p, 'a> {
+    captions: &'p [Caption<'a>],
+    img_start: &'p [usize],
+    bounds: &'p [(usize, usize)],
+    /// Keep the reference n-grams with their document frequencies.
+    export: bool,
+}
+
+impl Parts<'_, '_> {
+    /// Batch word ids, n-gram windows and n-gram ids.
+    fn finish<K: GramKey>(
+        &self,
+        locals: Vec<LocalWords<'_>>,
+        maps: Vec<Vec<u32>>,
+        rouge_words: Vec<Vec<(u32, Vec<u32>)>>,
+        grams: Option<(IdfSource<'_>, u32)>,
+    ) -> BatchWords {
+        // Batch word ids and the n-gram windows by partition, in parallel over chunks.
+        let with_grams = grams.is_some();
+        let (chunks, windows): (Vec<WordChunk>, Vec<ChunkWindows<K>>) = locals
+            .into_par_iter()
+            .zip(maps)
+            .zip(rouge_words)
+            .zip(self.bounds)
+            .map(|(((l, map), rouge_words), &(a, b))| {
+                let base = self.img_start[a];
+                let caps = &self.captions[base..self.img_start[b]];
+                let img_cap: Vec<u32> = self.img_start[a..=b]
+                    .iter()
+                    .map(|&s| (s - base) as u32)
+                    .collect();
+                let mut words = Vec::with_capacity(l.words.len());
+                let mut word_off = Vec::with_capacity(caps.len() + 1);
+                for (k, c) in caps.iter().enumerate() {
+                    word_off.push(words.len() as u32);
+                    match c.ids {
+                        Some(ids) => words.extend_from_slice(ids),
+                        None => words.extend(
+                            l.words[l.word_off[k] as usize..l.word_off[k + 1] as usize]
+                                .iter()
+                                .map(|&w| map[w as usize]),
+                        ),
+                    }
+                }
+                word_off.push(words.len() as u32);
+                let mut ch = WordChunk {
+                    first_img: a,
+                    img_cap,
+                    word_off,
+                    words,
+                    rouge_words,
+                    win_loc: Vec::new(),
+                    win_data: [Vec::new(), Vec::new()],
+                };
+                let windows = if with_grams {
+                    windows::<K>(&mut ch)
+                } else {
+                    ChunkWindows {
+                        refs: Vec::new(),
+                        cands: Vec::new(),
+                        ref_end: Vec::new(),
+                    }
+                };
+                (ch, windows)
+            })
+            .unzip();
+        let Some((idf, bound)) = grams else {
+            return BatchWords {
+                chunks,
+                uni_idf: Vec::new(),
+                idf_by_df: Vec::new(),
+                uni_base: 0,
+                grams: false,
+                table: Vec::new(),
+            };
+        };
+        let images = self.img_start.len() - 1;
+        let (ref_len, ln): (f64, Vec<f64>) = match idf {
+            IdfSource::Batch => (
+                (images as f64).ln(),
+                (0..=images).map(|d| (d.max(1) as f64).ln()).collect(),
+            ),
+            IdfSource::Table(t) => ((t.doc_count() as f64).ln(), Vec::new()),
+        };
+        // N-gram ids: partition p numbers its n-grams from `base[p]` (room for as many as it
+        // has windows), unigrams are `base[UNIGRAMS] + word`.
+        let room: Vec<usize> = (0..PARTS)
+            .map(|p| {
+                windows
+                    .iter()
+                    .map(|w| w.refs[p].len() + w.cands[p].len())
+                    .sum()
+            })
+            .chain(std::iter::once(bound as usize))
+            .collect();
+        let total: usize = room.iter().sum();
+        assert!(total < u32::MAX as usize, "fewer than 2^32 n-grams");
+        let bases: Vec<u32> = room
+            .iter()
+            .scan(0usize, |acc, &r| {
+                let b = *acc;
+                *acc += r;
+                Some(b as u32)
+            })
+            .collect();
+        let uni_base = bases[UNIGRAMS];
+        // Each partition interns its windows in place: a window's key becomes its id and,
+        // once all references are counted, its document frequency ([`pack`]).
+        type SideKeys<K> = [Vec<Vec<K>>; 2];
+        let (mut keys, ref_ends): (Vec<SideKeys<K>>, Vec<Vec<[u32; PARTS]>>) = windows
+            .into_iter()
+            .map(|w| ([w.refs, w.cands], w.ref_end))
+            .unzip();
+        let mut lists: Vec<Vec<[&mut Vec<K>; 2]>> =
+            (0..PARTS).map(|_| Vec::with_capacity(keys.len())).collect();
+        for [refs, cands] in keys.iter_mut() {
+            for ((r, c), list) in refs.iter_mut().zip(cands.iter_mut()).zip(&mut lists) {
+                list.push([r, c]);
+            }
+        }
+        let export = self.export;
+        let ((uni_idf, uni_df), (max_df, mut table)) = rayon::join(
+            || unigram_idf(&chunks, bound, idf, ref_len, &ln),
+            || {
+                lists
+                    .into_par_iter()
+                    .enumerate()
+                    .map_init(
+                        || (KeyTable::<K, u32>::new(PART_BITS), Vec::new(), Vec::new()),
+                        |(map, df, last), (p, mut list)| {
+                            let base = bases[p];
+                            // About half the windows are distinct n-grams (the table grows if
+                            // need be); the storage is reused from partition to partition.
+                            map.reset(room[p] * 9 / 16);
+                            df.clear();
+                            last.clear();
+                            for ((ch, ends), [refs, _]) in
+                                chunks.iter().zip(&ref_ends).zip(list.iter_mut())
+                            {
+                                let mut at = 0usize;
+                                for (j, e) in ends.iter().enumerate() {
+                                    let img = (ch.first_img + j) as u32;
+                                    let end = e[p] as usize;
+                                    for slot in refs[at..end].iter_mut() {
+                                        let id = map.get_or_insert(*slot, || {
+                                            df.push(0);
+                                            last.push(u32::MAX);
+                                            base + (df.len() - 1) as u32
+                                        });
+                                        let i = (id - base) as usize;
+                                        if last[i] != img {
+                                            last[i] = img;
+                                            df[i] += 1;
+                                        }
+                                        *slot = pack::<K>(id, 0);
+                                    }
+                                    at = end;
+                                }
+                            }
+                            for [_, cands] in list.iter_mut() {
+                                for slot in cands.iter_mut() {
+                                    let id = map.get_or_insert(*slot, || {
+                                        df.push(0);
+                                        base + (df.len() - 1) as u32
+                                    });
+                                    *slot = pack::<K>(id, 0);
+                                }
+                            }
+                            if let IdfSource::Table(t) = idf {
+                                // The table's frequencies (0 when absent), as its `ln_df` uses.
+                                for (key, id) in map.iter() {
+                                    df[(id - base) as usize] = t.df(&key.ngram());
+                                }
+                            }
+                            for side in list.iter_mut() {
+                                for slot in side.iter_mut().flat_map(|v| v.iter_mut()) {
+                                    let id = (slot.value() >> 32) as u32;
+                                    *slot = pack::<K>(id, df[(id - base) as usize]);
+                                }
+                            }
+                            let table: Vec<(Ngram, u32)> = if export {
+                                map.iter()
+                                    .map(|(key, id)| (key.ngram(), df[(id - base) as usize]))
+                                    .filter(|e| e.1 > 0)
+                                    .collect()
+                            } else {
+                                Vec::new()
+                            };
+                            (df.iter().copied().max().unwrap_or(0), table)
+                        },
+                    )
+                    .reduce(
+                        || (0, Vec::new()),
+                        |(m, mut a), (n, b)| {
+                            a.extend(b);
+                            (m.max(n), a)
+                        },
+                    )
+            },
+        );
+        // `ln(N) - ln(max(1, d))`, with `ln` computed as the batch table does (the dataset
+        // table computes its `ln_df` the same way).
+        let idf_by_df: Vec<f64> = (0..=max_df as usize)
+            .map(|d| match idf {
+                IdfSource::Batch => ref_len - ln[d],
+                IdfSource::Table(_) => ref_len - (d.max(1) as f64).ln(),
+            })
+            .collect();
+        let mut chunks = chunks;
+        chunks
+            .par_iter_mut()
+            .zip(keys.into_par_iter())
+            .for_each(|(ch, sides)| {
+                ch.win_data = sides.map(|parts| {
+                    parts
+                        .into_iter()
+                        .map(|v| v.into_iter().map(K::value).collect())
+                        .collect()
+                });
+            });
+        table.extend(
+            uni_df
+                .iter()
+                .enumerate()
+                .filter(|e| *e.1 > 0 && export)
+                .map(|(w, &d)| (Ngram::new(&[w as u32]), d)),
+        );
+        BatchWords {
+            chunks,
+            uni_idf,
+            idf_by_df,
+            uni_base,
+            grams: true,
+            table,
+        }
+    }
+}
+
+/// A chunk's n-gram windows (orders 2..=4) by partition.
+struct ChunkWindows<K> {
+    /// Per partition, the keys of the reference windows, in window order.
+    refs: Vec<Vec<K>>,
+    /// Per partition, the keys of the candidate windows, in window order.
+    cands: Vec<Vec<K>>,
+    /// Per image, where its reference windows end in each partition.
+    ref_end: Vec<[u32; PARTS]>,
+}
+
+/// Lists the windows (orders 2..=4) of a chunk's captions by partition, and records where
+/// each window's id will be in the chunk's columns (`win_loc`).
+fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
+    let caps = ch.word_off.len() - 1;
+    let (mut total, mut cand_total) = (0usize, 0usize);
+    let mut is_cand = ch.img_cap.iter().peekable();
+    for k in 0..caps {
+        let count = window_count((ch.word_off[k + 1] - ch.word_off[k]) as usize);
+        if is_cand.next_if(|&&c| c as usize == k).is_some() {
+            cand_total += count;
+        }
+        total += count;
+    }
+    // Room for an even spread over the partitions, plus a margin.
+    let room = |t: usize| t / PARTS + t / (4 * PARTS) + 4;
+    let mut w = ChunkWindows {
+        refs: (0..PARTS)
+            .map(|_| Vec::with_capacity(room(total - cand_total)))
+            .collect(),
+        cands: (0..PARTS)
+            .map(|_| Vec::with_capacity(room(cand_total)))
+            .collect(),
+        ref_end: Vec::with_capacity(ch.images()),
+    };
+    // Per window: its partition and its place in that partition's list.
+    let mut win_loc: Vec<u32> = Vec::with_capacity(total);
+    let mut keys: Vec<K> = Vec::new();
+    for j in 0..ch.images() {
+        let first = ch.img_cap[j] as usize;
+        for k in first..ch.img_cap[j + 1] as usize {
+            let out = if k == first {
+                &mut w.cands
+            } else {
+                &mut w.refs
+            };
+            let words = ch.words(k);
+            // keys[i]: the window of the current order starting at word i.
+            keys.clear();
+            keys.extend(words.iter().map(|&x| K::unigram(x)));
+            for n in 1..MAX_ORDER {
+                for i in 0..words.len().saturating_sub(n) {
+                    let key = keys[i].extend(n, words[i + n]);
+                    keys[i] = key;
+                    let p = part(key);
+                    win_loc.push((p as u32) << POS_BITS | out[p].len() as u32);
+                    out[p].push(key);
+                }
+            }
+        }
+        let mut ends = [0u32; PARTS];
+        for (e, r) in ends.iter_mut().zip(&w.refs) {
+            *e = r.len() as u32;
+        }
+        w.ref_end.push(ends);
+    }
+    assert!(
+        w.refs
+            .iter()
+            .chain(&w.cands)
+            .all(|l| l.len() < 1 << POS_BITS),
+        "fewer than 2^28 windows per partition in a chunk"
+    );
+    ch.win_loc = win_loc;
+    w
+}
+
+/// CIDEr weights of the unigrams, indexed by word id (`bound` words), and with the batch's
+/// references as the source, their document frequencies.
+fn unigram_idf(
+    chunks: &[WordChunk],
+    bound: u32,
+    idf: IdfSource<'_>,
+    ref_len: f64,
+    ln: &[f64],
+) -> (Vec<f64>, Vec<u32>) {
+    let bound = bound as usize;
+    let mut out = vec![0.0; bound];
+    match idf {
+        IdfSource::Batch => {
+            let mut df = vec![0u32; bound];
+            let mut last = vec![u32::MAX; bound];
+            for ch in chunks {
+                for j in 0..ch.images() {
+                    let img = (ch.first_img + j) as u32;
+                    for k in ch.img_cap[j] as usize + 1..ch.img_cap[j + 1] as usize {
+                        for &w in ch.words(k) {
+                            let w = w as usize;
+                            if last[w] != img {
+                                last[w] = img;
+                                df[w] += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            for (o, &d) in out.iter_mut().zip(&df) {
+                *o = ref_len - ln[d as usize];
+            }
+            (out, df)
+        }
+        IdfSource::Table(t) => {
+            let mut done = vec![false; bound];
+            for ch in chunks {
+                for &w in &ch.words {
+                    if !std::mem::replace(&mut done[w as usize], true) {
+                        out[w as usize] = ref_len - t.ln_df(&Ngram::new(&[w]));
+                    }
+                }
+            }
+            (out, Vec::new())
+        }
+    }
+}
+
+/// Reusable storage for [`ChunkGrams::next_image`].
+#[derive(Default)]
+pub struct GramBuf {
+    ids: Vec<u32>,
+    counts: Vec<u32>,
+    idfs: Vec<f64>,
+    spans: Vec<(u32, [u32; MAX_ORDER], u32)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustc_hash::FxHashMap;
+
+    #[test]
+    fn df_counts_each_image_once() {
+        let a: Vec<Vec<u32>> = vec![vec![1, 2], vec![1, 2, 1]];
+        let b: Vec<Vec<u32>> = vec![vec![2]];
+        let t = document_frequencies([a.as_slice(), b.as_slice()]);
+        assert_eq!(t.ln_df(&Ngram::new(&[2])), 2f64.ln());
+        assert_eq!(t.ln_df(&Ngram::new(&[1])), 0.0);
+        assert_eq!(t.doc_count(), 2);
+        assert_eq!(t.df(&Ngram::new(&[1])), 1);
+        assert_eq!(t.df(&Ngram::new(&[2])), 2);
+        assert_eq!(t.df(&Ngram::new(&[1, 2])), 1);
+        assert_eq!(t.df(&Ngram::new(&[2, 1])), 1);
+        assert_eq!(t.df(&Ngram::new(&[1, 2, 1])), 1);
+        assert_eq!(t.df(&Ngram::new(&[9])), 0);
+        assert_eq!(t.len(), 5);
+        let none = document_frequencies(std::iter::empty());
+        assert_eq!((none.doc_count(), none.len()), (0, 0));
+    }
+
+    /// The partitioned counter against a plain one, with narrow and wide keys and images
+    /// without references or words.
+    #[test]
+    fn df_is_the_plain_count() {
+        let mut g = crate::engine::bootstrap::SplitMix::stream(5, 0);
+        for vocab in [40u64, 70_000] {
+            let images: Vec<Vec<Vec<u32>>> = (0..700)
+                .map(|i| {
+                    (0..i % 4)
+                        .map(|_| (0..g.below(12)).map(|_| g.below(vocab) as u32).collect())
+                        .collect()
+                })
+                .collect();
+            let mut want: FxHashMap<Ngram, u32> = FxHashMap::default();
+            for refs in &images {
+                let mut seen: Vec<Ngram> = refs
+                    .iter()
+                    .flat_map(|r| (1..=MAX_ORDER).flat_map(move |n| r.windows(n).map(Ngram::new)))
+                    .collect();
+                seen.sort_unstable();
+                seen.dedup();
+                for s in seen {
+                    *want.entry(s).or_default() += 1;
+                }
+            }
+            let t = document_frequencies(images.iter().map(Vec::as_slice));
+            assert_eq!(t.doc_count(), images.len());
+            assert_eq!(t.len(), want.len(), "vocabulary {vocab}");
+            for (gram, d) in t.iter() {
+                assert_eq!(want.get(gram), Some(&d), "{gram:?}");
+            }
+        }
+    }
+}
