@@ -347,7 +347,7 @@ pub fn cider_d(caps: &Captions<'_>) -> Option<(f64, Vec<f64>)> {
     }
     img_start.push(captions.len());
     let words = BatchWords::build(
-        &mut Interner::new(),
+        &Interner::new(),
         &captions,
         &img_start,
         false,

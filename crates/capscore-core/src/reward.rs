@@ -104,10 +104,10 @@ impl IdfTable {
         for i in 0..words.len() {
             let end = words.len().min(i + MAX_ORDER);
             let mut key = u64::unigram(words[i] & 0xFFFF);
-            acc ^= t.key_at(t.slot(key));
+            acc ^= t.key_at(t.home(key));
             for (n, &w) in words[i + 1..end].iter().enumerate() {
                 key = key.extend(n + 1, w & 0xFFFF);
-                acc ^= t.key_at(t.slot(key));
+                acc ^= t.key_at(t.home(key));
             }
         }
         acc

@@ -61,10 +61,11 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
     // Interned words (split on Unicode whitespace, spec §3.4) for BLEU, CIDEr and ROUGE-L.
     let words = {
         let _span = tracing::debug_span!("words").entered();
-        let mut interner = match (&ctx.refs.interned, ctx.df) {
-            (Some(p), _) => p.interner.clone(),
-            (None, DfUse::Table(t, _)) => t.interner.clone(),
-            (None, DfUse::Batch) => Interner::new(),
+        let fresh = Interner::new();
+        let interner = match (&ctx.refs.interned, ctx.df) {
+            (Some(p), _) => &p.interner,
+            (None, DfUse::Table(t, _)) => t.interner,
+            (None, DfUse::Batch) => &fresh,
         };
         let total = n + tok.references.iter().map(Vec::len).sum::<usize>();
         let mut captions = Vec::with_capacity(total);
@@ -85,7 +86,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
         }
         img_start.push(captions.len());
         let grams = ngram_metrics.then_some(idf_source);
-        BatchWords::build(&mut interner, &captions, &img_start, want_rouge, grams)
+        BatchWords::build(interner, &captions, &img_start, want_rouge, grams)
     };
 
     if ctx.opts.cancelled() {

@@ -16,10 +16,10 @@ use super::{Ngram, MAX_ORDER};
 // from compact id lists:
 //
 // 1. words: each chunk of images interns its captions' words into a chunk-local vocabulary (in
-//    parallel); the local vocabularies are merged into the batch [`Interner`] chunk by chunk, in
-//    order (serial, but only over each chunk's distinct words); then each chunk maps its words
-//    to batch ids and lists its n-gram windows of orders 2..=4, keyed by packed word ids, into
-//    [`PARTS`] hash partitions (in parallel);
+//    parallel); the words the batch's [`Interner`] knows keep their ids, and the new ones are
+//    numbered by hash part (in parallel over [`WORD_PARTS`] parts), after the interner's ids;
+//    then each chunk maps its words to batch ids and lists its n-gram windows of orders 2..=4,
+//    keyed by packed word ids, into [`PARTS`] hash partitions (in parallel);
 // 2. n-gram ids: each partition interns its windows, reference windows first in image order
 //    (counting document frequencies as it goes), then candidate windows, and computes the CIDEr
 //    weight `ln(N) - ln(max(1, df))` of each of its n-grams (in parallel over the partitions).
@@ -40,6 +40,18 @@ const UNIGRAMS: usize = PARTS;
 const CHUNK_IMAGES: usize = 64;
 /// A window's place in its partition's list takes the low `POS_BITS` bits of its location.
 const POS_BITS: u32 = 32 - PART_BITS;
+
+/// Hash parts of a batch's new words, numbered in parallel.
+const WORD_PARTS: usize = 16;
+/// Marks a part-local number of a new word (before the parts' offsets are known).
+const NEW_WORD: u32 = 1 << 31;
+
+/// The hash part (of `parts`) of a word: bits of its hash that a word table's slots do not
+/// use.
+#[inline]
+fn word_part(prefix: u64, len: usize, parts: usize) -> usize {
+    (super::words::word_hash(prefix, len) >> 32) as usize % parts
+}
 
 /// The partition of an n-gram key (orders 2..=4): the top bits of its hash.
 #[inline]
@@ -120,7 +132,10 @@ pub struct BatchWords {
 
 /// Words of one chunk before the merge: chunk-local ids.
 struct LocalWords<'a> {
-    vocab: Vec<&'a str>,
+    /// The chunk's distinct words (local id order) with their first 8 bytes.
+    vocab: Vec<(&'a str, u64)>,
+    /// Local ids by hash part ([`word_part`]).
+    parts: Vec<Vec<u32>>,
     words: Vec<u32>,
     word_off: Vec<u32>,
     /// Captions whose U+0020 split differs from their word split.
@@ -139,13 +154,14 @@ pub enum IdfSource<'a> {
 }
 
 impl BatchWords {
-    /// Interns the words of every caption. `img_start[i]..img_start[i + 1]` are the captions of
+    /// Interns the words of every caption: a word `interner` knows has its id there, new words
+    /// get ids after the interner's (which is not changed). `img_start[i]..img_start[i + 1]` are the captions of
     /// image `i` in `captions` (its candidate first). With `rouge`, the U+0020 split of the
     /// captions where it differs from the word split is interned too. With `grams`, every
     /// n-gram (orders 1..=4) is interned as well and gets its CIDEr weight
     /// `ln(N) - ln(max(1, df))`, with document frequencies from the given source.
     pub fn build(
-        interner: &mut Interner,
+        interner: &Interner,
         captions: &[Caption<'_>],
         img_start: &[usize],
         rouge: bool,
@@ -157,7 +173,7 @@ impl BatchWords {
     /// [`BatchWords::build`]; with `export`, the batch document frequencies (`grams` must be
     /// [`IdfSource::Batch`]) are kept as a list of every reference n-gram with its frequency.
     fn build_with(
-        interner: &mut Interner,
+        interner: &Interner,
         captions: &[Caption<'_>],
         img_start: &[usize],
         rouge: bool,
@@ -169,14 +185,22 @@ impl BatchWords {
             .step_by(CHUNK_IMAGES)
             .map(|a| (a, (a + CHUNK_IMAGES).min(images)))
             .collect();
+        // A batch of one chunk numbers its words in one part: the parts' tables and the pool's
+        // hand-over would cost more than they save.
+        let nparts = if bounds.len() > 1 { WORD_PARTS } else { 1 };
         // Chunk-local interning, in parallel.
         let locals: Vec<LocalWords<'_>> = bounds
             .par_iter()
             .map(|&(a, b)| {
                 let caps = &captions[img_start[a]..img_start[b]];
                 let mut vocab: WordTable<&str> = WordTable::new();
+                // A chunk's captions have some hundreds of distinct words (a word takes two
+                // bytes at least, with its separator).
+                let bytes: usize = caps.iter().map(|c| c.text.len()).sum();
+                vocab.reset((bytes / 2).min(512));
                 let mut lw = LocalWords {
                     vocab: Vec::new(),
+                    parts: vec![Vec::new(); nparts],
                     words: Vec::new(),
                     word_off: Vec::with_capacity(caps.len() + 1),
                     special: Vec::new(),
@@ -198,17 +222,76 @@ impl BatchWords {
                         lw.special.push(k as u32);
                     }
                 }
-                lw.vocab = vocab.into_words();
+                lw.vocab = vocab
+                    .into_words()
+                    .into_iter()
+                    .map(|w| (w, split::prefix(w)))
+                    .collect();
+                for (l, &(w, p)) in lw.vocab.iter().enumerate() {
+                    lw.parts[word_part(p, w.len(), nparts)].push(l as u32);
+                }
                 lw.word_off.push(lw.words.len() as u32);
                 lw
             })
             .collect();
-        // Merge the local vocabularies, chunk by chunk (the ids are those of a serial pass).
-        let maps: Vec<Vec<u32>> = locals
-            .iter()
-            .map(|l| l.vocab.iter().map(|w| interner.intern(w)).collect())
-            .collect();
-        let bound = locals.iter().fold(interner.len(), |m, l| m.max(l.bound));
+        // Batch word ids: words the interner knows keep their ids; each hash part numbers its
+        // new words (in parallel), which then follow the interner's ids part after part.
+        let known = interner.len();
+        assert!(known < NEW_WORD, "fewer than 2^31 known words");
+        let number = |part: usize| {
+            let mut table: WordTable<&str> = WordTable::new();
+            let ids = locals
+                .iter()
+                .map(|l| {
+                    l.parts[part]
+                        .iter()
+                        .map(|&i| {
+                            let (w, p) = l.vocab[i as usize];
+                            match interner.get_with(w, p) {
+                                Some(id) => id,
+                                None => NEW_WORD | table.id(w, p),
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            (table, ids)
+        };
+        // One chunk (a small batch): the hand-over to the pool would cost more.
+        let numbered: Vec<(WordTable<&str>, Vec<Vec<u32>>)> = if nparts > 1 {
+            (0..nparts).into_par_iter().map(number).collect()
+        } else {
+            vec![number(0)]
+        };
+        let mut offsets = vec![0u32; nparts];
+        let mut end = u64::from(known);
+        for (o, (table, _)) in offsets.iter_mut().zip(&numbered) {
+            *o = end as u32;
+            end += table.len() as u64;
+        }
+        assert!(end < u64::from(Ngram::PAD), "fewer than 2^32 - 1 words");
+        let end = end as u32;
+        let map_of = |(c, l): (usize, &LocalWords<'_>)| {
+            let mut map = vec![0u32; l.vocab.len()];
+            for (part, locals) in l.parts.iter().enumerate() {
+                for (&i, &v) in locals.iter().zip(&numbered[part].1[c]) {
+                    map[i as usize] = if v & NEW_WORD != 0 {
+                        offsets[part] + (v & !NEW_WORD)
+                    } else {
+                        v
+                    };
+                }
+            }
+            map
+        };
+        let maps: Vec<Vec<u32>> = if nparts > 1 {
+            locals.par_iter().enumerate().map(map_of).collect()
+        } else {
+            locals.iter().enumerate().map(map_of).collect()
+        };
+        // ROUGE-L's words of the captions whose U+0020 split differs (rare): the same ids, and
+        // words no caption's word split has after all the others.
+        let mut extra: WordTable<&str> = WordTable::new();
         let rouge_words: Vec<Vec<(u32, Vec<u32>)>> = locals
             .iter()
             .zip(&bounds)
@@ -218,11 +301,24 @@ impl BatchWords {
                     .iter()
                     .map(|&k| {
                         let text = captions[base + k as usize].text;
-                        (k, interner.intern_all(split::space(text)))
+                        let ids = split::space(text).map(|w| {
+                            let p = split::prefix(w);
+                            if let Some(id) = interner.get_with(w, p) {
+                                return id;
+                            }
+                            let part = word_part(p, w.len(), nparts);
+                            match numbered[part].0.find(w, p) {
+                                Some(id) => offsets[part] + id,
+                                None => end + extra.id(w, p),
+                            }
+                        });
+                        (k, ids.collect())
                     })
                     .collect()
             })
             .collect();
+        let words_end = end.saturating_add(extra.len() as u32);
+        let bound = locals.iter().fold(words_end, |m, l| m.max(l.bound));
         let parts = Parts {
             captions,
             img_start,
@@ -364,9 +460,8 @@ pub fn document_frequencies<'a>(images: impl IntoIterator<Item = &'a [Vec<u32>]>
     }
     let docs = img_start.len();
     img_start.push(captions.len());
-    let mut interner = Interner::new();
     let words = BatchWords::build_with(
-        &mut interner,
+        &Interner::new(),
         &captions,
         &img_start,
         false,

@@ -55,16 +55,23 @@ pub trait GramKey: Key + std::fmt::Debug {
     fn ngram(self) -> Ngram;
     /// The key of `g`; `None` when a word id does not fit (then the n-gram is in no table of
     /// this key type).
+    #[inline]
     fn of(g: &Ngram) -> Option<Self> {
-        let mut words = g.0.iter().take_while(|&&w| w != Ngram::PAD);
-        let first = *words.next()?;
-        let mut key = Self::unigram(first);
-        let mut bound = first;
-        for (n, &w) in words.enumerate() {
-            key = key.extend(n + 1, w);
-            bound = bound.max(w);
+        if g.0[0] == Ngram::PAD {
+            return None;
         }
-        (bound != Ngram::PAD && Self::fits(bound + 1)).then_some(key)
+        // `unigram(w)` is `EMPTY.extend(0, w)`.
+        let mut key = Self::EMPTY;
+        for (n, &w) in g.0.iter().enumerate() {
+            if w == Ngram::PAD {
+                break;
+            }
+            if !Self::fits(w + 1) {
+                return None;
+            }
+            key = key.extend(n, w);
+        }
+        Some(key)
     }
     /// A 64-bit value stored in a key's place (see [`GramKey::value`]).
     fn from_value(v: u64) -> Self;
@@ -173,11 +180,18 @@ impl<K: Key, V: Copy + Default> KeyTable<K, V> {
         self.len == 0
     }
 
+    /// The first slot probed for `key` (the table must have slots): reading it ahead of a
+    /// look-up loads its cache line.
+    #[inline]
+    pub fn home(&self, key: K) -> usize {
+        ((key.hash() << self.skip) >> self.shift) as usize
+    }
+
     /// Where `key` is, or the empty slot where it would go (the table must have slots).
     #[inline]
     pub fn slot(&self, key: K) -> usize {
         let mask = self.slots.len() - 1;
-        let mut s = ((key.hash() << self.skip) >> self.shift) as usize;
+        let mut s = self.home(key);
         loop {
             let k = self.slots[s].0;
             if k == key || k == K::EMPTY {

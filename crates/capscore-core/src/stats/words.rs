@@ -18,13 +18,18 @@ pub struct WordTable<W> {
     shift: u32,
 }
 
-/// The slot of a word in a table of `2^(64 - shift)` slots, from its first 8 bytes and length.
+/// The hash of a word, from its first 8 bytes and its length: a table slots on its top bits.
+#[inline]
+pub(crate) fn word_hash(prefix: u64, len: usize) -> u64 {
+    prefix
+        .wrapping_add(len as u64)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// The slot of a word in a table of `2^(64 - shift)` slots.
 #[inline]
 fn word_slot(prefix: u64, len: u32, shift: u32) -> usize {
-    (prefix
-        .wrapping_add(u64::from(len))
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        >> shift) as usize
+    (word_hash(prefix, len as usize) >> shift) as usize
 }
 
 const EMPTY: u32 = u32::MAX;
@@ -199,7 +204,11 @@ impl Interner {
 
     /// The id of `word`, if it has one.
     pub fn get(&self, word: &str) -> Option<u32> {
-        let p = prefix(word);
+        self.get_with(word, prefix(word))
+    }
+
+    /// [`Interner::get`] of a word whose first 8 bytes ([`prefix`]) are `p`.
+    pub fn get_with(&self, word: &str, p: u64) -> Option<u32> {
         if let Some(id) = self.base.as_ref().and_then(|b| b.table.find(word, p)) {
             return Some(id);
         }
