@@ -245,6 +245,23 @@ fn end_of_stream_clitics() {
     assert_eq!(ptb::tokenize_stream(&["we\u{2019}ll"]), ["we 'll"]);
 }
 
+/// At the very end of the stream the reference reads no file name in the last token: `5.c`
+/// there is `5` `.` `c` (observed with the jar: the file-name rule needs a character after
+/// the extension), while a space, a period or a following line keeps it whole.
+#[test]
+fn end_of_stream_file_names() {
+    assert_eq!(ptb::tokenize_stream(&["a", "5.c"]), ["a", "5 c"]);
+    assert_eq!(ptb::tokenize_stream(&["\u{AD}.C"]), [".c"]);
+    assert_eq!(ptb::tokenize_stream(&["2&eacute;.c"]), ["2 &eacute;.c"]);
+    assert_eq!(
+        ptb::tokenize_stream(&["5.c x.doc \u{AD}.C 2&eacute;.c", "a"]),
+        ["5.c x.doc \u{AD}.c 2&eacute;.c", "a"]
+    );
+    assert_eq!(ptb::tokenize_stream(&["5.c", "a"]), ["5.c", "a"]);
+    assert_eq!(ptb::tokenize_stream(&["5.c."]), ["5.c"]);
+    assert_eq!(ptb::tokenize_stream(&["5.c "]), ["5.c"]);
+}
+
 /// One representative per class fixed from the fuzzer (reference outputs, next line "x").
 #[test]
 fn fuzz_classes_targeted() {
