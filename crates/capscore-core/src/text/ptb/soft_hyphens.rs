@@ -32,9 +32,10 @@ impl Lexer<'_> {
                     letter_entity_len(self.buf, q, self.end)
                 }
             };
+            // (a soft hyphen is a letter there too: `\u{AD}.\u{AD}c` → `.c`, `\u{AD}.e.\u{AD}` →
+            // `.e.`)
             let starts_letter = |q: usize| {
-                self.at(q).is_some_and(|c| is_letter(c) && c != '\u{AD}')
-                    || letter_entity_len(self.buf, q, self.end) > 0
+                self.at(q).is_some_and(is_letter) || letter_entity_len(self.buf, q, self.end) > 0
             };
             // (then letters, digits and letter entities, and more periods before letters or
             // letter entities: `\u{AD}.E3` → `.e3`, `\u{AD}.a.m` → `.a.m`, `\u{AD}.&eacute;`
@@ -263,6 +264,16 @@ mod tests {
         ("\u{AD}.e\u{AD}f.:", "x", ".ef."),
         ("\u{AD}.e.4", "x", ".e .4"),
         ("\u{AD}.a-b", "x", ".a b"),
+        ("\u{AD}.\u{AD}c", "x", ".c"),
+        ("\u{AD}.\u{AD}", "x", ""),
+        ("\u{AD}.\u{AD}4", "x", ".4"),
+        ("\u{AD}.\u{AD}\u{AD}c", "x", ".c"),
+        ("\u{AD}.\u{AD}c.:", "x", ".c."),
+        ("\u{AD}.e.\u{AD}f", "x", ".e.f"),
+        ("\u{AD}.\u{AD}&eacute;", "x", ".&eacute;"),
+        ("\u{AD}.\u{AD}c.c", "x", "\u{AD}.\u{AD}c.c"),
+        ("\u{AD}.e.\u{AD}", "x", ".e."),
+        ("\u{AD}.\u{AD}.a", "x", "..a"),
     ];
 
     #[test]
