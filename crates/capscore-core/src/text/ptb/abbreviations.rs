@@ -410,11 +410,13 @@ impl Lexer<'_> {
             && (b[j + 2].is_ascii_alphanumeric() || b[j + 2] == '\u{AD}')
             // Observed: not after a non-ASCII word (`文.-5` → `文 . -5`, `é.-a`).
             && core.iter().all(char::is_ascii)
-            // Observed: not after a hyphen, slash, `&` or `+` join, nor after a sign
-            // (`a-b.-c`, `1/x.-T`, `T&T.-M`, `T+D.-a`, `+5.-5` split).
+            // Observed: not after a hyphen, slash, `&`, `+`, `!` or `?` join, nor after a sign
+            // (`a-b.-c`, `1/x.-T`, `T&T.-M`, `T+D.-a`, `l?S.-b`, `+5.-5` split).
             // (nor after `_` `:` or a number that starts with a separator: `T_Y.-3`,
             // `2:0.-3`, `.3.-5`, `:30.-3` split)
-            && !core.iter().any(|&c| matches!(c, '-' | '/' | '&' | '+' | '_' | ':'))
+            && !core
+                .iter()
+                .any(|&c| matches!(c, '-' | '/' | '&' | '+' | '!' | '?' | '_' | ':'))
             && !matches!(core[0], '+' | '-' | '.' | ',' | ':')
             // (a single character after `.-` splits, unless more follows: `Fri.-1-8`;
             // `JAN.-A山` splits)
@@ -728,5 +730,21 @@ mod tests {
     #[test]
     fn observed_abbreviation_letter_round9() {
         check_cases(ABBR_LETTER_ROUND9_CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 9): a word joined by `!` or `?` takes no `.-` part either.
+    /// Caption, next line, tokenized caption.
+    const MARK_JOIN_DOT_HYPHEN_CASES: &[(&str, &str, &str)] = &[
+        ("l?S.-b", "x", "l?s b"),
+        ("a?b.-c", "x", "a?b c"),
+        ("a!b.-c", "x", "a!b c"),
+        ("A?B.-5", "x", "a?b -5"),
+        ("a?b.-c.:", "x", "a?b c."),
+        ("a?bc.-d-e", "x", "a?bc d-e"),
+    ];
+
+    #[test]
+    fn observed_mark_join_dot_hyphen() {
+        check_cases(MARK_JOIN_DOT_HYPHEN_CASES);
     }
 }
