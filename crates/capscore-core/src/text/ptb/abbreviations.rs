@@ -148,12 +148,16 @@ pub(super) fn abbr_letter_goes_on(b: &[char], p: usize, end: usize) -> bool {
     if c == '.' && matches!(at(p + 1), Some(',' | ';' | ':')) {
         return true;
     }
-    // (a period that `、` follows, or a period, a hyphen and a letter or digit: `Thurs.X.、`,
-    // `co.x.-5`, observed)
+    // (a period that `、` follows, or a period, a hyphen and a letter or digit after an ASCII
+    // letter: `Thurs.X.、`, `co.x.-5`, but `Jr.ـ.-l` → `jr.` `ـ` `.` `-` `l`; or a period and
+    // a letter entity: `Thurs.N.&eacute;`, observed)
     if c == '.' {
         return at(p + 1).is_some_and(is_letter)
+            || letter_entity_len(b, p + 1, end) > 0
             || at(p + 1) == Some('\u{3001}')
-            || (at(p + 1) == Some('-') && at(p + 2).is_some_and(|x| x.is_ascii_alphanumeric()));
+            || (at(p + 1) == Some('-')
+                && b[p - 1].is_ascii()
+                && at(p + 2).is_some_and(|x| x.is_ascii_alphanumeric()));
     }
     // (a hyphen joins ASCII only: `Co.Æ-h` → `co.` `æ-h`, `Bros.山-3`, observed)
     if c == '-' {
@@ -259,8 +263,9 @@ pub(super) fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> 
     let mut seps = 0;
     let mut last_part = k;
     loop {
+        // (soft hyphens inside the run are deleted: `g.\u{AD}.-8` → `g..-8`, observed)
         let mut s = k;
-        while s < end && matches!(b[s], '.' | ',') {
+        while s < end && (matches!(b[s], '.' | ',') || (s > k && b[s] == '\u{AD}')) {
             s += 1;
         }
         if s == k {
@@ -405,11 +410,13 @@ impl Lexer<'_> {
             && (b[j + 2].is_ascii_alphanumeric() || b[j + 2] == '\u{AD}')
             // Observed: not after a non-ASCII word (`文.-5` → `文 . -5`, `é.-a`).
             && core.iter().all(char::is_ascii)
-            // Observed: not after a hyphen, slash or `&` join, nor after a sign (`a-b.-c`,
-            // `1/x.-T`, `T&T.-M`, `+5.-5` split).
+            // Observed: not after a hyphen, slash, `&`, `+`, `!` or `?` join, nor after a sign
+            // (`a-b.-c`, `1/x.-T`, `T&T.-M`, `T+D.-a`, `l?S.-b`, `+5.-5` split).
             // (nor after `_` `:` or a number that starts with a separator: `T_Y.-3`,
             // `2:0.-3`, `.3.-5`, `:30.-3` split)
-            && !core.iter().any(|&c| matches!(c, '-' | '/' | '&' | '_' | ':'))
+            && !core
+                .iter()
+                .any(|&c| matches!(c, '-' | '/' | '&' | '+' | '!' | '?' | '_' | ':'))
             && !matches!(core[0], '+' | '-' | '.' | ',' | ':')
             // (a single character after `.-` splits, unless more follows: `Fri.-1-8`;
             // `JAN.-A山` splits)
@@ -669,5 +676,75 @@ mod tests {
     #[test]
     fn observed_abbreviation_period_run_hyphen() {
         check_cases(PERIOD_RUN_HYPHEN_CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 9): soft hyphens inside the run of periods before a hyphen
+    /// are deleted (`g.\u{AD}.-8` → `g..-8`); a word joined by `+` takes no `.-` part
+    /// (`T+D.-a` → `t+d` `.` `-` `a`, like `&`). Caption, next line, tokenized caption.
+    const PERIOD_RUN_SHY_CASES: &[(&str, &str, &str)] = &[
+        ("g.\u{AD}.-8", "x", "g..-8"),
+        ("O.\u{AD}.-U", "x", "o..-u"),
+        ("g.\u{AD}.-x", "x", "g..-x"),
+        ("gh.\u{AD}.-8", "x", "gh..-8"),
+        ("g.\u{AD}\u{AD}.-8", "x", "g..-8"),
+        ("g.\u{AD}.-8-9", "x", "g..-8-9"),
+        ("5.\u{AD}.-8", "x", "5..-8"),
+        ("g.h.\u{AD}.-8", "x", "g.h..-8"),
+        ("g.\u{AD}.-é", "x", "g. é"),
+        ("é.\u{AD}.-8", "x", "é. -8"),
+        ("g.\u{AD}.a", "x", "g..a"),
+        ("T+D.-\u{AD}", "x", "t+d"),
+        ("A+B.-C", "x", "a+b c"),
+        ("A+B.-5", "x", "a+b -5"),
+        ("A+BC.-D", "x", "a+bc d"),
+        ("A+B+C.-D", "x", "a+b+c d"),
+        ("a+b.-c", "x", "a + b.-c"),
+        ("T&D.-\u{AD}", "x", "t&d"),
+    ];
+
+    #[test]
+    fn observed_period_run_soft_hyphen() {
+        check_cases(PERIOD_RUN_SHY_CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 9): after an abbreviation, its period and one character, a
+    /// period and a letter entity go on (`Thurs.N.&eacute;`); a period and a hyphen only after
+    /// an ASCII character (`Jr.ـ.-l` → `jr.` `ـ` `.` `-` `l`, `Co.é.-5`). Caption, next line,
+    /// tokenized caption.
+    const ABBR_LETTER_ROUND9_CASES: &[(&str, &str, &str)] = &[
+        ("Thurs.N.&eacute;", "x", "thurs.n.&eacute;"),
+        ("Thurs.n.&eacute;", "x", "thurs.n.&eacute;"),
+        ("etc.N.&eacute;", "x", "etc.n.&eacute;"),
+        ("Thurs.N.&eacute;x", "x", "thurs.n.&eacute;x"),
+        ("Mr.N.&eacute;", "x", "mr.n.&eacute;"),
+        ("Thurs.N.&amp;", "x", "thurs. n. &"),
+        ("Jr.ـ.-l", "x", "jr. ـ l"),
+        ("Co.é.-5", "x", "co. é -5"),
+        ("Co.é.-a", "x", "co. é a"),
+        ("Co.1.-5", "x", "co.1.-5"),
+        ("Jr.ـ.a", "x", "jr.ـ.a"),
+        ("Jr.a.-l", "x", "jr.a.-l"),
+        ("Co.ـ.,", "x", "co.ـ."),
+    ];
+
+    #[test]
+    fn observed_abbreviation_letter_round9() {
+        check_cases(ABBR_LETTER_ROUND9_CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 9): a word joined by `!` or `?` takes no `.-` part either.
+    /// Caption, next line, tokenized caption.
+    const MARK_JOIN_DOT_HYPHEN_CASES: &[(&str, &str, &str)] = &[
+        ("l?S.-b", "x", "l?s b"),
+        ("a?b.-c", "x", "a?b c"),
+        ("a!b.-c", "x", "a!b c"),
+        ("A?B.-5", "x", "a?b -5"),
+        ("a?b.-c.:", "x", "a?b c."),
+        ("a?bc.-d-e", "x", "a?bc d-e"),
+    ];
+
+    #[test]
+    fn observed_mark_join_dot_hyphen() {
+        check_cases(MARK_JOIN_DOT_HYPHEN_CASES);
     }
 }

@@ -29,12 +29,13 @@ impl Lexer<'_> {
         if let Some(n) = self.apos_entity_word(i) {
             return n;
         }
-        // Observed: `&lt;` opens an e-mail address like `<` does (`&lt;S@e` → `&lt;s@e`).
+        // Observed: `&lt;` opens an e-mail address like `<` does (`&lt;S@e` → `&lt;s@e`), and
+        // the address keeps its soft hyphens (`&lt;a@\u{AD}` → `&lt;a@\u{AD}`).
         if lower_eq_at(self.buf, i, self.end, "&lt;") && i + 4 < self.end && self.buf[i + 4] != '<'
         {
             if let Some(n) = self.email(i + 4) {
-                let t = self.buf[i..i + 4 + n].to_vec();
-                self.emit_lower(&t);
+                let t: String = self.buf[i..i + 4 + n].iter().collect();
+                self.emit(&java_lower(&t).replace(' ', "\u{A0}"));
                 return i + 4 + n;
             }
         }
@@ -377,5 +378,19 @@ mod tests {
     #[test]
     fn observed_cases() {
         check_cases(CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 9): an e-mail address that `&lt;` opens keeps its soft
+    /// hyphens, as one that `<` opens does. Caption, next line, tokenized caption.
+    const LT_EMAIL_CASES: &[(&str, &str, &str)] = &[
+        ("&LT;a@\u{AD}", "x", "&lt;a@\u{AD}"),
+        ("&lt;a@\u{AD}b", "x", "&lt;a@\u{AD}b"),
+        ("&lt;a\u{AD}b@c", "x", "&lt;a\u{AD}b@c"),
+        ("&lt;p\u{AD}@−", "x", "&lt;p\u{AD}@−"),
+    ];
+
+    #[test]
+    fn observed_lt_email_soft_hyphens() {
+        check_cases(LT_EMAIL_CASES);
     }
 }

@@ -9,19 +9,19 @@ use super::lexer::Lexer;
 
 /// Length of an SGML tag starting at `buf[i] == '<'`, limited to `end`.
 ///
-/// Observed shapes: `<!…>` and `<?…>` (anything but a line break inside, `<` too: `<?b<>`,
-/// `<!-<>`; the first `>` ends it); a closing tag `</NAME␣*>`; an opening tag `<NAME` then
-/// attributes (spaces, U+0020 only: `<o\t>` → `<` `o` `>`; an ASCII-letter-led
-/// `NAME`, optionally `␣*=␣*` and a value in double or single quotes, which may hold anything
-/// but its quote and a line break), then `␣*/?␣*>`. `NAME` is an ASCII letter, then ASCII
-/// letters, digits, `_ - . :`. (`<a href="x">`, `<a b/>`, `<a/ >` are tags; `<a b=c>`,
-/// `<T,>`, `<a/b>`, `</a b>`, `<a b="c"d>` are not.)
+/// Observed shapes: `<!…>` and `<?…>` that start with an ASCII letter or `-` (anything but a
+/// line break inside, `<` too: `<?b<>`, `<!-<>`; the first `>` ends it); a closing tag
+/// `</NAME␣*>`; an opening tag `<NAME` then attributes (spaces, U+0020 only: `<o\t>` → `<`
+/// `o` `>`; an ASCII-letter-led `NAME`, optionally `␣*=␣*` and a value in double or single
+/// quotes, which may hold anything but its quote and a line break), then `␣*/?␣*>`. `NAME`
+/// is an ASCII letter, then ASCII letters, digits, `_ - . :`. (`<a href="x">`, `<a b/>`,
+/// `<a/ >` are tags; `<a b=c>`, `<T,>`, `<a/b>`, `</a b>`, `<a b="c"d>` are not.)
 pub(super) fn sgml_len(buf: &[char], i: usize, end: usize) -> Option<usize> {
     let mut j = i + 1;
     if j < end && matches!(buf[j], '!' | '?') {
-        let bang = buf[j] == '!';
         j += 1;
-        if j >= end || !(buf[j].is_ascii_alphabetic() || (bang && buf[j] == '-')) {
+        // (`-` opens both: `<!->`, `<?->`, `<?-a>`, observed)
+        if j >= end || !(buf[j].is_ascii_alphabetic() || buf[j] == '-') {
             return None;
         }
         while j < end {
@@ -283,5 +283,26 @@ mod tests {
     #[test]
     fn observed_tags_round_8() {
         check_cases(TAG_CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 9): `<?` opens a tag before `-` as `<!` does; other
+    /// non-letters do not. Caption, next line, tokenized caption.
+    const TAG_HYPHEN_CASES: &[(&str, &str, &str)] = &[
+        ("<?->", "x", "<?->"),
+        ("<?a->", "x", "<?a->"),
+        ("<?-", "x", "<"),
+        ("<?->x", "x", "<?-> x"),
+        ("<!->", "x", "<!->"),
+        ("<?-a>", "x", "<?-a>"),
+        ("<?-->", "x", "<?-->"),
+        ("<?>", "x", "< >"),
+        ("<?.>", "x", "< >"),
+        ("<?1>", "x", "< 1 >"),
+        ("<!_>", "x", "< _ >"),
+    ];
+
+    #[test]
+    fn observed_tags_hyphen() {
+        check_cases(TAG_HYPHEN_CASES);
     }
 }

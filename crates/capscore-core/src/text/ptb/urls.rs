@@ -129,24 +129,46 @@ impl Lexer<'_> {
         Some(k - i)
     }
 
-    /// A file name: name parts of letters, digits and combining marks (any script, soft
-    /// hyphens included) joined by single periods, then a period and an extension of
-    /// [`FILE_EXT`] (any case), followed by the end, a space-like character or `. , ! ?`
-    /// (observed: `5.c`, `5.D.C`, `0.x.c`, `5.docx`, `5\u{301}.c`; but `5.c-`, `5.c)`,
-    /// `5.c\u{200B}` → `5 . c`). The greedy name reaches the last extension (`5.c.c`). Returns
-    /// the end of the token; the text keeps its soft hyphens (`a\u{AD}b.c`).
+    /// A file name: name parts of letters, digits, combining marks (any script, soft hyphens
+    /// included) and letter entities (`2&eacute;.c`) joined by single periods, then a period
+    /// and an extension of [`FILE_EXT`] (any case), followed by a line break, a space-like
+    /// character or `. , ! ?` (observed: `5.c`, `5.D.C`, `0.x.c`, `5.docx`, `5\u{301}.c`; but
+    /// `5.c-`, `5.c)`, `5.c\u{200B}` → `5 . c`, and at the end of the stream). The greedy name
+    /// reaches the last extension (`5.c.c`). Returns the end of the token; the text keeps its
+    /// soft hyphens (`a\u{AD}b.c`).
     pub(super) fn filename(&self, i: usize) -> Option<usize> {
         let b = self.buf;
-        if !is_alnum(b[i]) {
+        // (a letter entity is a name character: `2&eacute;.c`, `\u{AD}.&eacute;.c`, observed)
+        let name_len = |q: usize| {
+            if is_alnum(b[q]) {
+                1
+            } else {
+                letter_entity_len(b, q, self.end)
+            }
+        };
+        let mut q = i + name_len(i);
+        if q == i {
             return None;
         }
-        let mut q = i + 1;
         // (marks only where they are letters: `S\u{20DD}.c` → `s` `.` `c`, observed)
-        while q < self.end && (is_alnum(b[q]) || (b[q] == '.' && b[q - 1] != '.')) {
-            q += 1;
+        while q < self.end {
+            let n = if b[q] == '.' && b[q - 1] != '.' {
+                1
+            } else {
+                name_len(q)
+            };
+            if n == 0 {
+                break;
+            }
+            q += n;
         }
+        // (the end of the caption only when a line break follows: as the last caption of the
+        // stream a file name is no token, `5.c` → `5` `.` `c`, observed)
         let follower_ok = |e: usize| {
-            e >= self.end || is_trail_space(b[e]) || matches!(b[e], '.' | ',' | '!' | '?')
+            if e >= self.end {
+                return b.len() > self.end;
+            }
+            is_trail_space(b[e]) || matches!(b[e], '.' | ',' | '!' | '?')
         };
         (i + 1..q).rev().find_map(|p| {
             if b[p] != '.' {
@@ -521,5 +543,26 @@ mod tests {
     #[test]
     fn observed_cases() {
         check_cases(CASES);
+    }
+
+    /// Observed (issue 26, fuzz round 9): a letter entity is a name character of a file name
+    /// (`2&eacute;.C` → `2&eacute;.c`, where the word rule splits `2` `&eacute;`). Caption,
+    /// next line, tokenized caption.
+    const FILE_NAME_ENTITY_CASES: &[(&str, &str, &str)] = &[
+        ("2&eacute;.C", "x", "2&eacute;.c"),
+        ("2.&eacute;.c", "x", "2.&eacute;.c"),
+        ("2&eacute;a.c", "x", "2&eacute;a.c"),
+        ("2&eacute;4.c", "x", "2&eacute;4.c"),
+        ("2&eacute;.x", "x", "2&eacute;.x"),
+        ("2&eacute;.cx", "x", "2 &eacute;.cx"),
+        ("2&amp;.c", "x", "2 & c"),
+        ("2&eacute;;.c", "x", "2 &eacute; c"),
+        ("2&eacute;", "x", "2 &eacute;"),
+        ("2&eacute;.a", "x", "2 &eacute;.a"),
+    ];
+
+    #[test]
+    fn observed_file_name_entity() {
+        check_cases(FILE_NAME_ENTITY_CASES);
     }
 }

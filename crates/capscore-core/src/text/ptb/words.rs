@@ -226,7 +226,9 @@ impl Lexer<'_> {
         }
         s.joined_seg |= is_hyph2(c);
         s.joined_other |= is_hyph2(c);
-        if is_letter(c) {
+        // (a soft hyphen inside a number that a soft hyphen started is no letter: the number
+        // goes on with its separators, `\u{AD}3\u{AD}2:0` → `32:0`, observed)
+        if is_letter(c) && !(c == '\u{AD}' && s.shy_num) {
             s.has_letter = true;
         }
         s.all_upper &= c.is_ascii_uppercase();
