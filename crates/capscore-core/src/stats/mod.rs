@@ -21,7 +21,7 @@
 pub mod batch;
 pub mod df;
 pub mod grams;
-mod ngram;
+pub mod ngram;
 pub mod split;
 pub mod table;
 pub mod words;
