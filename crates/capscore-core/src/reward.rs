@@ -536,16 +536,20 @@ mod tests {
         (cider, BleuStats::of_image(&cg.view(), &views).scores()[3])
     }
 
-    #[test]
-    fn rewards_equal_the_plain_computation_serially_and_in_parallel() {
-        let mut g = crate::engine::bootstrap::SplitMix::stream(7, 0);
-        let mut next = move |m: u64| g.below(m);
-        let mut sentence = |len: u64, vocab: u64| -> String {
+    /// A generator of random sentences: `len` words `w0`, `w1`, ... from the first `vocab`.
+    fn sentences(seed: u64) -> impl FnMut(u64, u64) -> String {
+        let mut g = crate::engine::bootstrap::SplitMix::stream(seed, 0);
+        move |len, vocab| {
             (0..len)
-                .map(|_| format!("w{}", next(vocab)))
+                .map(|_| format!("w{}", g.below(vocab)))
                 .collect::<Vec<_>>()
                 .join(" ")
-        };
+        }
+    }
+
+    #[test]
+    fn rewards_equal_the_plain_computation_serially_and_in_parallel() {
+        let mut sentence = sentences(7);
         // The table from other images than the scored ones (so some reference n-grams are
         // missing from it), over a smaller vocabulary (so some words are unknown to it).
         let table_images: Vec<Vec<String>> = (0..30)
@@ -608,14 +612,7 @@ mod tests {
     /// per-image CIDEr-D and BLEU-4 of those images: the engine's numbers, bit for bit.
     #[test]
     fn rewards_with_the_batch_table_are_the_engines_scores() {
-        let mut g = crate::engine::bootstrap::SplitMix::stream(29, 0);
-        let mut next = move |m: u64| g.below(m);
-        let mut sentence = |len: u64, vocab: u64| -> String {
-            (0..len)
-                .map(|_| format!("w{}", next(vocab)))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
+        let mut sentence = sentences(29);
         for n in [1usize, 7, 300, PARALLEL_MIN + 100] {
             let images: Vec<Vec<String>> = (0..n)
                 .map(|i| {

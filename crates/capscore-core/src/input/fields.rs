@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use super::{ErrorCode, ImageId, ImageKey, InputError};
+use super::ids::{ImageId, ImageKey};
+use crate::error::{ErrorCode, InputError};
 
 /// Fields of `images[]` that are never split keys (ids, file names, sizes, dates, URLs).
 const NOT_LABELS: &[&str] = &[

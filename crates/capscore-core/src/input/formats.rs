@@ -12,7 +12,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::{Candidate, ImageId, References};
+use super::ids::{Candidate, ImageId, References};
 use crate::error::{ErrorCode, InputError};
 
 /// Parses JSON text, mapping errors to `invalid_json` with the position.

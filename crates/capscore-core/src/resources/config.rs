@@ -8,7 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{fetch, how_to_get, load, ResourceError};
+use super::cache::{how_to_get, ResourceError};
+use super::{fetch, load};
 use crate::engine::Metric;
 use crate::metrics::meteor::Meteor;
 use crate::metrics::spice::{Spice, SynonymSource};

@@ -20,7 +20,7 @@ use std::process::Command;
 use sha2::{Digest, Sha256};
 
 use super::load::{hex, meteor_ready, nlp_ready, read_manifest, sha256_file};
-use super::{
+use super::cache::{
     io_err, Manifest, ManifestEntry, ResourceError, JAR_FILES, JAR_MEMBER, JAR_SHA256,
     MANIFEST_FILE, MANIFEST_VERSION, METEOR_SUBDIR, NLP_LEMMA_EXC_FILE, NLP_MANIFEST_VERSION,
     NLP_MEMBER_PREFIX, NLP_MODEL_FILE, NLP_SUBDIR, NLP_WHEEL_NAME, NLP_WHEEL_SHA256,

@@ -10,7 +10,7 @@ use super::grams::{count_into, GramIndex, Grams, Matches};
 use super::split;
 use super::table::{GramKey, KeyTable};
 use super::words::{Interner, WordTable};
-use super::{Ngram, MAX_ORDER};
+use super::ngram::{Ngram, MAX_ORDER};
 
 // Scoring a batch interns every word and every n-gram once, in parallel, then scores each image
 // from compact id lists:

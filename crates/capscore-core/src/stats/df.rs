@@ -1,11 +1,11 @@
 //! Document frequencies of reference n-grams, as CIDEr uses them. They are read through the
 //! [`DocFreq`] trait, so that the batch's own references (pycocoevalcap's behaviour) and a
 //! cached per-dataset table are interchangeable; a table is counted by the batch pipeline's
-//! partitioned counter ([`super::document_frequencies`]).
+//! partitioned counter ([`super::batch::document_frequencies`]).
 
 use rustc_hash::FxHashMap;
 
-use super::Ngram;
+use super::ngram::Ngram;
 
 /// Document frequencies of reference n-grams, as CIDEr uses them.
 pub trait DocFreq: Sync {
@@ -26,7 +26,7 @@ pub trait DocFreq: Sync {
 }
 
 /// A document-frequency table built from the references of a set of images (see
-/// [`super::document_frequencies`]).
+/// [`super::batch::document_frequencies`]).
 #[derive(Debug, Default, Clone)]
 pub struct DfTable {
     docs: usize,

@@ -6,7 +6,7 @@
 use rustc_hash::FxHashMap;
 
 use super::table::KeyTable;
-use super::{Ngram, MAX_ORDER};
+use super::ngram::{Ngram, MAX_ORDER};
 
 /// Writes the distinct ids of `items` (`len` of them, each with its weight) from position `n`
 /// of the columns, with their counts, in first-occurrence order (a repeat keeps the weight of

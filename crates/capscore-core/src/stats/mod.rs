@@ -9,7 +9,8 @@
 //! | [`grams`] | per-sentence n-gram counts ([`Grams`]) and candidate/reference matches |
 //! | [`batch`] | a batch of borrowed captions interned, counted and weighted in parallel ([`BatchWords`]), including the partitioned document-frequency counter |
 //! | [`df`] | document-frequency tables ([`DocFreq`], [`DfTable`]) |
-//! | here | [`Ngram`], [`map_indexed`] (serial or on the rayon pool, by size) |
+//! | [`ngram`] | [`Ngram`]: an n-gram of order 1..=4 over word ids |
+//! | here | the re-exports and [`map_indexed`] (serial or on the rayon pool, by size) |
 //!
 //! Every n-gram metric works on interned word ids: a tokenized caption is split into words
 //! and each word is mapped to a `u32`. N-grams of order 1..=4 are [`Ngram`]s (unused slots hold
@@ -20,6 +21,7 @@
 pub mod batch;
 pub mod df;
 pub mod grams;
+pub mod ngram;
 pub mod split;
 pub mod table;
 pub mod words;
@@ -28,6 +30,7 @@ pub use batch::{
     document_frequencies, BatchWords, Caption, ChunkGrams, GramBuf, IdfSource, ImageRef,
 };
 pub use df::{DfTable, DocFreq};
+pub use ngram::{Ngram, MAX_ORDER};
 pub use grams::{GramCounter, GramIndex, GramList, Grams, Matches, OwnedGrams};
 pub use table::{GramKey, Key, KeyTable};
 pub use words::{Interner, Vocab, WordTable};
@@ -51,28 +54,4 @@ pub fn map_indexed<S, T: Send>(
         .with_min_len(64)
         .map_init(init, f)
         .collect()
-}
-
-/// Highest n-gram order any metric here uses.
-pub const MAX_ORDER: usize = 4;
-
-/// A word n-gram of order 1..=4 over interned word ids.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Ngram(pub [u32; MAX_ORDER]);
-
-impl Ngram {
-    /// Filler for the unused slots of a lower-order n-gram; never a word id.
-    pub const PAD: u32 = u32::MAX;
-
-    /// The n-gram `words` (1 to 4 ids).
-    pub fn new(words: &[u32]) -> Ngram {
-        let mut a = [Ngram::PAD; MAX_ORDER];
-        a[..words.len()].copy_from_slice(words);
-        Ngram(a)
-    }
-
-    /// Order of the n-gram (number of words).
-    pub fn order(&self) -> usize {
-        self.0.iter().take_while(|&&w| w != Ngram::PAD).count()
-    }
 }

@@ -6,7 +6,7 @@
 //! [`KeyTable`] maps keys (n-gram keys, or n-gram ids as `u32`) to values with linear probing,
 //! the values next to their keys so that a look-up touches one cache line.
 
-use super::{Ngram, MAX_ORDER};
+use super::ngram::{Ngram, MAX_ORDER};
 
 /// A table key: an integer with a value that is never a key and a well-mixed hash.
 pub trait Key: Copy + Eq + Send + Sync {

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::split::prefix;
-use super::Ngram;
+use super::ngram::Ngram;
 
 /// A word -> id table: ids are dense, in order of first use.
 #[derive(Debug, Clone)]

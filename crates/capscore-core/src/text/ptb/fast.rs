@@ -86,51 +86,6 @@ pub(super) fn fast_tokenize(caption: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::ptb::slow_tokenize;
-
-    const NEXTS: [Option<&str>; 10] = [
-        None,
-        Some("x"),
-        Some("X"),
-        Some("5"),
-        Some("A "),
-        Some("The dog"),
-        Some("\nA dog"),
-        Some("<b> dog"),
-        Some(" 5"),
-        Some(". dog"),
-    ];
-
-    /// The fast path, where it answers, equals the general scanner for every following text.
-    fn check_fast(s: &str) {
-        if let Some(fast) = fast_tokenize(s) {
-            for next in NEXTS {
-                assert_eq!(fast, slow_tokenize(s, next), "{s:?} next {next:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn fast_path_matches_scanner_exhaustive() {
-        // Every string of length <= 5 over an alphabet covering the fast path's rules.
-        let alpha = ['a', 'S', 't', ' ', '.', ',', '-', '\n'];
-        let mut cur = vec![String::new()];
-        let mut answered = 0;
-        for _ in 0..5 {
-            let mut nxt = Vec::new();
-            for s in &cur {
-                for c in alpha {
-                    let mut t = s.clone();
-                    t.push(c);
-                    answered += usize::from(fast_tokenize(&t).is_some());
-                    check_fast(&t);
-                    nxt.push(t);
-                }
-            }
-            cur = nxt;
-        }
-        assert!(answered > 5_000);
-    }
 
     #[test]
     fn fast_path_bails_out_where_needed() {
@@ -161,22 +116,5 @@ mod tests {
             Some("a dog can not gonna-be x-ray")
         );
         assert_eq!(fast_tokenize("Cannot").as_deref(), Some("can not"));
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
-
-        #[test]
-        fn fast_path_matches_scanner(parts in proptest::collection::vec(
-            proptest::sample::select(vec![
-                "a", "A", "I", "x", "dog", "Dog", "DOG", "cannot", "Cannot", "GONNA", "wanna",
-                "gotta", "lemme", "gimme", "cannots", "gonnas", "st", "St", "ST", "no", "No",
-                "etc", "Etc", "co", "Mr", "mrs", "calif", "messrs", "wash", "Wash", "pa", "fig",
-                "figs", "prop", "art", "ca", "aug", "blvd", "ave", "sept", "thurs", "and",
-                "the", "The", "ab", "abc", "abcdefghij", " ", "  ", "\n", ",", ".", "..", "...",
-                "....", "-", "--", "x-ray", "a-b",
-            ]), 0..10)) {
-            check_fast(&parts.concat());
-        }
     }
 }

@@ -1,0 +1,160 @@
+//! Image ids (compared as Python compares them, spec §2.2), reference sets and candidates: the
+//! values every other part of `input` passes around.
+
+use std::fmt;
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+/// How an image id compares with other ids.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ImageKey {
+    /// An integral number (`1` and `1.0` are both `Int(1)`).
+    Int(i128),
+    /// A non-integral number, by its bits.
+    Float(u64),
+    /// A string id.
+    Str(String),
+}
+
+/// An image id: the value as given, and the key it compares by.
+#[derive(Debug, Clone)]
+pub struct ImageId {
+    /// The id exactly as the caller wrote it (echoed in outputs).
+    pub raw: Value,
+    /// Comparison key.
+    pub key: ImageKey,
+}
+
+impl PartialEq for ImageId {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl fmt::Display for ImageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.raw {
+            Value::String(s) => write!(f, "{s:?}"),
+            v => write!(f, "{v}"),
+        }
+    }
+}
+
+impl ImageId {
+    /// An id from a JSON value (a number or a string).
+    pub fn from_value(v: &Value) -> Option<ImageId> {
+        let key = match v {
+            Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    ImageKey::Int(i128::from(i))
+                } else if let Some(u) = n.as_u64() {
+                    ImageKey::Int(i128::from(u))
+                } else {
+                    let f = n.as_f64()?;
+                    // Beyond 2^53 a float stands for many integers (2^64 and 2^64 + 1 parse
+                    // to the same one): such an id could collide, so it is refused.
+                    if f.abs() >= 9_007_199_254_740_992.0 {
+                        return None;
+                    }
+                    if f.fract() == 0.0 {
+                        ImageKey::Int(f as i128)
+                    } else {
+                        ImageKey::Float(f.to_bits())
+                    }
+                }
+            }
+            Value::String(s) => ImageKey::Str(s.clone()),
+            _ => return None,
+        };
+        Some(ImageId {
+            raw: v.clone(),
+            key,
+        })
+    }
+
+    /// An id from a key of a plain JSON map: all-digit keys are integers.
+    pub fn from_map_key(k: &str) -> ImageId {
+        let key = if !k.is_empty() && k.len() <= 30 && k.bytes().all(|b| b.is_ascii_digit()) {
+            k.parse::<i128>()
+                .map(ImageKey::Int)
+                .unwrap_or_else(|_| ImageKey::Str(k.to_owned()))
+        } else {
+            ImageKey::Str(k.to_owned())
+        };
+        ImageId {
+            raw: Value::String(k.to_owned()),
+            key,
+        }
+    }
+}
+
+/// The first ten ids, comma-separated (`... (N in all)` when there are more), for messages.
+pub(crate) fn list_ids<'a>(ids: impl IntoIterator<Item = &'a ImageId>) -> String {
+    let ids: Vec<&ImageId> = ids.into_iter().collect();
+    let mut s: Vec<String> = ids.iter().take(10).map(|i| i.to_string()).collect();
+    if ids.len() > 10 {
+        s.push(format!("... ({} in all)", ids.len()));
+    }
+    s.join(", ")
+}
+
+/// The references: images in evaluation order with their captions in file order.
+#[derive(Debug, Clone, Default)]
+pub struct References {
+    /// Images in file order, each with its reference captions in file order.
+    pub images: Vec<(ImageId, Vec<String>)>,
+    index: FxHashMap<ImageKey, usize>,
+}
+
+impl References {
+    /// Builds references from `(id, captions)` pairs; a repeated id keeps its first position
+    /// and gathers all captions.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (ImageId, Vec<String>)>) -> References {
+        let mut r = References::default();
+        for (id, caps) in pairs {
+            r.push(id, caps);
+        }
+        r
+    }
+
+    fn push(&mut self, id: ImageId, caps: Vec<String>) {
+        match self.index.get(&id.key) {
+            Some(&i) => self.images[i].1.extend(caps),
+            None => {
+                self.index.insert(id.key.clone(), self.images.len());
+                self.images.push((id, caps));
+            }
+        }
+    }
+
+    /// Position of an image in file order.
+    pub fn position(&self, key: &ImageKey) -> Option<usize> {
+        self.index.get(key).copied()
+    }
+
+    /// Number of images.
+    pub fn len(&self) -> usize {
+        self.images.len()
+    }
+
+    /// True when there is no image.
+    pub fn is_empty(&self) -> bool {
+        self.images.is_empty()
+    }
+
+    /// Total number of reference captions.
+    pub fn caption_count(&self) -> usize {
+        self.images.iter().map(|(_, c)| c.len()).sum()
+    }
+}
+
+/// One candidate caption.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Its image.
+    pub image_id: ImageId,
+    /// The caption text.
+    pub caption: String,
+}
+
