@@ -104,7 +104,7 @@ pub(crate) fn list_ids<'a>(ids: impl IntoIterator<Item = &'a ImageId>) -> String
 pub struct References {
     /// Images in file order, each with its reference captions in file order.
     pub images: Vec<(ImageId, Vec<String>)>,
-    index: FxHashMap<ImageKey, usize>,
+    pub(super) index: FxHashMap<ImageKey, usize>,
 }
 
 impl References {
@@ -118,7 +118,7 @@ impl References {
         r
     }
 
-    fn push(&mut self, id: ImageId, caps: Vec<String>) {
+    pub(super) fn push(&mut self, id: ImageId, caps: Vec<String>) {
         match self.index.get(&id.key) {
             Some(&i) => self.images[i].1.extend(caps),
             None => {
@@ -157,4 +157,3 @@ pub struct Candidate {
     /// The caption text.
     pub caption: String,
 }
-

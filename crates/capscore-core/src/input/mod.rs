@@ -16,18 +16,15 @@ mod ids;
 
 pub use crate::error::{ErrorCode, InputError};
 pub use fields::ImageFields;
-pub(crate) use ids::list_ids;
-pub use ids::{Candidate, ImageId, ImageKey, References};
 pub use formats::{
     parse_candidates, parse_candidates_text, parse_json, parse_references, parse_references_text,
     parse_references_text_with, parse_references_with, KarpathySplit, CANDIDATE_FORMATS,
     REFERENCE_FORMATS,
 };
+pub(crate) use ids::list_ids;
+pub use ids::{Candidate, ImageId, ImageKey, References};
 
-use std::fmt;
-
-use rustc_hash::{FxHashMap, FxHashSet};
-use serde_json::Value;
+use rustc_hash::FxHashSet;
 
 /// One image to score.
 #[derive(Debug, Clone)]

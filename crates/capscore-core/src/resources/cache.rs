@@ -168,7 +168,7 @@ pub enum ResourceError {
 
 impl ResourceError {
     /// Wraps `self` as the failure to load `what`.
-    fn loading(what: &str) -> impl FnOnce(ResourceError) -> ResourceError + '_ {
+    pub(super) fn loading(what: &str) -> impl FnOnce(ResourceError) -> ResourceError + '_ {
         move |e| ResourceError::Loading {
             what: what.into(),
             source: Box::new(e),

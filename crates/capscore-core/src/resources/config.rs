@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::cache::{how_to_get, ResourceError};
+use super::cache::{default_cache_dir, how_to_get, ResourceError};
 use super::{fetch, load};
 use crate::engine::Metric;
 use crate::metrics::meteor::Meteor;
@@ -115,9 +115,7 @@ impl ResourceArgs {
 
     /// The cache folder in use.
     pub fn dir(&self) -> PathBuf {
-        self.cache_dir
-            .clone()
-            .unwrap_or_else(super::default_cache_dir)
+        self.cache_dir.clone().unwrap_or_else(default_cache_dir)
     }
 
     /// Loads METEOR, fetching its data first unless offline. `Ok(None)` when offline and the

@@ -19,7 +19,6 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-use super::load::{hex, meteor_ready, nlp_ready, read_manifest, sha256_file};
 use super::cache::{
     io_err, Manifest, ManifestEntry, ResourceError, JAR_FILES, JAR_MEMBER, JAR_SHA256,
     MANIFEST_FILE, MANIFEST_VERSION, METEOR_SUBDIR, NLP_LEMMA_EXC_FILE, NLP_MANIFEST_VERSION,
@@ -27,6 +26,7 @@ use super::cache::{
     NLP_WHEEL_SPEC, PARAPHRASE_FILE, PARAPHRASE_GZ_SHA256, PARAPHRASE_MEMBER,
     PARAPHRASE_TEXT_SHA256, WHEEL_NAME, WHEEL_SHA256,
 };
+use super::load::{hex, meteor_ready, nlp_ready, read_manifest, sha256_file};
 
 /// What [`meteor`] or [`nlp`] did.
 #[derive(Clone, Debug)]

@@ -7,10 +7,10 @@ use rayon::prelude::*;
 
 use super::df::{DfTable, DocFreq};
 use super::grams::{count_into, GramIndex, Grams, Matches};
+use super::ngram::{Ngram, MAX_ORDER};
 use super::split;
 use super::table::{GramKey, KeyTable};
 use super::words::{Interner, WordTable};
-use super::ngram::{Ngram, MAX_ORDER};
 
 // Scoring a batch interns every word and every n-gram once, in parallel, then scores each image
 // from compact id lists:

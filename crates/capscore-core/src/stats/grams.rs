@@ -5,8 +5,8 @@
 
 use rustc_hash::FxHashMap;
 
-use super::table::KeyTable;
 use super::ngram::{Ngram, MAX_ORDER};
+use super::table::KeyTable;
 
 /// Writes the distinct ids of `items` (`len` of them, each with its weight) from position `n`
 /// of the columns, with their counts, in first-occurrence order (a repeat keeps the weight of

@@ -30,8 +30,8 @@ pub use batch::{
     document_frequencies, BatchWords, Caption, ChunkGrams, GramBuf, IdfSource, ImageRef,
 };
 pub use df::{DfTable, DocFreq};
-pub use ngram::{Ngram, MAX_ORDER};
 pub use grams::{GramCounter, GramIndex, GramList, Grams, Matches, OwnedGrams};
+pub use ngram::{Ngram, MAX_ORDER};
 pub use table::{GramKey, Key, KeyTable};
 pub use words::{Interner, Vocab, WordTable};
 

@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use super::split::prefix;
 use super::ngram::Ngram;
+use super::split::prefix;
 
 /// A word -> id table: ids are dense, in order of first use.
 #[derive(Debug, Clone)]

@@ -6,7 +6,25 @@
 
 use super::classes::{is_digit, is_space, is_trail_space, is_upper};
 use super::escapes::sgml_len;
-use super::sanitize;
+
+/// Replace the line-break characters a caption must not contain by spaces (spec §3.5; LF as
+/// pycocoevalcap's wrapper does, the others as capscore's deviation; CR LF counts once).
+pub fn sanitize(caption: &str) -> std::borrow::Cow<'_, str> {
+    if !caption.contains(['\n', '\u{b}', '\u{c}', '\r', '\u{2028}', '\u{2029}']) {
+        return std::borrow::Cow::Borrowed(caption);
+    }
+    let mut out = String::with_capacity(caption.len());
+    let mut prev_cr = false;
+    for c in caption.chars() {
+        match c {
+            '\n' if prev_cr => {}
+            '\n' | '\u{b}' | '\u{c}' | '\r' | '\u{2028}' | '\u{2029}' => out.push(' '),
+            _ => out.push(c),
+        }
+        prev_cr = c == '\r';
+    }
+    std::borrow::Cow::Owned(out)
+}
 
 /// The text following a caption in the stream, as [`tokenize_one`] expects it: `None` at the
 /// end of the stream, else the following captions (sanitised) joined by `\n`, up to and
@@ -188,7 +206,7 @@ pub(super) fn acro_break(buf: &[char], p: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::ptb::{ptb_line, tokenize_with_class};
+    use crate::text::ptb::tests::{ptb_line, tokenize_one, tokenize_with_class};
 
     /// Observed: caption, following text (`None`: end of the stream), the reference's raw
     /// line (`tests/fixtures/tokenizer/context_lookahead.json`).
@@ -348,11 +366,7 @@ mod tests {
     fn class_stands_for_its_texts() {
         for (cap, next, _) in CONTEXTS {
             let by_class = tokenize_with_class(cap, lookahead_class(*next));
-            assert_eq!(
-                by_class,
-                crate::text::ptb::tokenize_one(cap, *next),
-                "{cap:?} {next:?}"
-            );
+            assert_eq!(by_class, tokenize_one(cap, *next), "{cap:?} {next:?}");
         }
     }
 }

@@ -94,7 +94,7 @@ mod words;
 use classes::{is_space, is_space_or_break};
 use fast::fast_tokenize;
 use lexer::Lexer;
-pub use lookahead::{following_text, lookahead_class, LookaheadClass};
+pub use lookahead::{following_text, lookahead_class, sanitize, LookaheadClass};
 
 /// The 17 strings pycocoevalcap removes after tokenizing (only 13 can match lower-cased output).
 const PUNCTUATION: [&str; 17] = [
@@ -180,25 +180,6 @@ pub fn filter_line(line: &str) -> String {
         out.push_str(tok);
     }
     out
-}
-
-/// Replace the line-break characters a caption must not contain by spaces (spec §3.5; LF as
-/// pycocoevalcap's wrapper does, the others as capscore's deviation; CR LF counts once).
-pub fn sanitize(caption: &str) -> std::borrow::Cow<'_, str> {
-    if !caption.contains(['\n', '\u{b}', '\u{c}', '\r', '\u{2028}', '\u{2029}']) {
-        return std::borrow::Cow::Borrowed(caption);
-    }
-    let mut out = String::with_capacity(caption.len());
-    let mut prev_cr = false;
-    for c in caption.chars() {
-        match c {
-            '\n' if prev_cr => {}
-            '\n' | '\u{b}' | '\u{c}' | '\r' | '\u{2028}' | '\u{2029}' => out.push(' '),
-            _ => out.push(c),
-        }
-        prev_cr = c == '\r';
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 /// The raw PTBTokenizer output line for one caption (before the punctuation filter), with
@@ -310,6 +291,8 @@ mod tests {
         }
     }
 
+    /// The tokenizer's entry points, for the rule families' own tests.
+    pub(super) use super::{ptb_line, tokenize_one, tokenize_with_class};
 
     /// Check observed `(input, raw reference line)` pairs, the next line being lower case
     /// (as in `samples.json`); report every difference.
