@@ -10,7 +10,7 @@
 //! The per-image statistics are the same integers as the engine's (BLEU: candidate length,
 //! closest reference length, guessed and clipped n-gram counts; ROUGE-L: LCS lengths; CIDEr-D:
 //! term and document frequencies), and they are turned into scores by the same code
-//! ([`BleuStats::scores`], [`rouge::score_ids`], [`SentenceVec`] and
+//! ([`BleuStats::scores`], [`rouge::score_ids`], [`cider::SentenceVec`] and
 //! [`cider::image_score_matched`]), so the numbers are the same bits.
 //!
 //! Must not: tokenize, read files, or know about Python.

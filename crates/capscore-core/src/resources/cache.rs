@@ -140,7 +140,7 @@ pub enum ResourceError {
         /// What is wrong.
         msg: String,
     },
-    /// Resources are not in the cache and downloading is off ([`ResourceArgs::offline`]).
+    /// Resources are not in the cache and downloading is off ([`ResourceArgs::offline`](crate::resources::ResourceArgs::offline)).
     #[error("{what}: not found in {} (offline): run `capscore fetch`", .dir.display())]
     Offline {
         /// What is missing, e.g. "METEOR resources".
@@ -225,7 +225,7 @@ pub struct ManifestEntry {
     pub source: String,
 }
 
-/// The manifest written last by [`fetch::meteor`] and [`fetch::nlp`].
+/// The manifest written last by [`fetch::meteor`](crate::resources::fetch::meteor) and [`fetch::nlp`](crate::resources::fetch::nlp).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Manifest {
     /// Format version.

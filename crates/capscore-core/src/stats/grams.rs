@@ -1,6 +1,6 @@
 //! The n-grams of one sentence: counts in first-occurrence order (the order pycocoevalcap's
-//! dictionaries iterate in; it fixes float summation order, spec COCO §6), as [`Ngram`]s
-//! ([`SentenceNgrams`]) or as ids ([`Grams`]), and the n-grams a candidate shares with its
+//! dictionaries iterate in; it fixes float summation order, spec COCO §6), as ids ([`Grams`],
+//! [`OwnedGrams`], [`GramCounter`]), and the n-grams a candidate shares with its
 //! references ([`Matches`]).
 
 use rustc_hash::FxHashMap;
