@@ -1120,6 +1120,77 @@ async fn spice_explain_lists_tuples_and_changes_nothing_else() {
     app.stop().await;
 }
 
+/// Issue 29: a registered dataset's cached SPICE graphs count in its resident size, and a full
+/// budget evicts them, coldest dataset first: the size falls back to the dataset's base, the
+/// other dataset keeps its graphs, and a later request rebuilds them and scores the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cold_spice_graphs_are_evicted_and_rebuilt() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = opts(dir.path());
+    let state = server::build_state_with_hook(&o.cfg, o.keys, o.hook, o.resources).expect("state");
+    let handle = state.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(server::serve(listener, state, async {
+        let _ = rx.await;
+    }));
+    let app = TestApp {
+        base: format!("http://{addr}"),
+        client: reqwest::Client::new(),
+        stop: Some(tx),
+        task: Some(task),
+        _dir: Some(dir),
+    };
+    let refs = read_json("coco/fakecap_val2017/refs.json");
+    let cands = read_json("coco/fakecap_val2017/cands.json");
+    let mut base = HashMap::new();
+    for name in ["a", "b"] {
+        let (st, _, info) = app.put(&format!("/v1/datasets/{name}"), &refs).await;
+        assert_eq!(st, 201, "{info}");
+        base.insert(name, info["resident_bytes"].as_u64().expect("bytes"));
+    }
+    let spice = |name: &str| json!({"metrics": ["spice"], "dataset": name, "results": cands});
+    let resident = |info: &Value| info["resident_bytes"].as_u64().expect("bytes");
+    // `a` is used first, so it is the colder one.
+    let (st, _, first) = app.post("/v1/score", &spice("a")).await;
+    assert_eq!(st, 200, "{first}");
+    assert_eq!(app.post("/v1/score", &spice("b")).await.0, 200);
+    for name in ["a", "b"] {
+        let (_, _, info) = app.get(&format!("/v1/datasets/{name}")).await;
+        assert!(resident(&info) > base[name], "{info}");
+    }
+    let freed = handle.0.evict_cold(1);
+    assert!(freed > 0);
+    let (_, _, a) = app.get("/v1/datasets/a").await;
+    assert_eq!(resident(&a), base["a"], "{a}");
+    let (_, _, b) = app.get("/v1/datasets/b").await;
+    assert!(resident(&b) > base["b"], "{b}");
+    assert_eq!(handle.0.budget.holds.total(), base["a"] + resident(&b));
+    let (st, _, again) = app.post("/v1/score", &spice("a")).await;
+    assert_eq!(st, 200, "{again}");
+    same_spice_report(&first, &again, "rebuilt after eviction");
+    let (_, _, a) = app.get("/v1/datasets/a").await;
+    assert!(resident(&a) > base["a"], "{a}");
+    let text = app
+        .client
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("capscore_dataset_evictions_total") && l.ends_with(" 1")),
+        "{text}"
+    );
+    app.stop().await;
+}
+
 /// A registered dataset serves SPICE from its cached reference graphs: the same numbers as the
 /// references sent inline, on the whole set (the first request builds the graphs, later ones
 /// reuse them) and on subsets, including subsets whose tail references are re-tokenized for

@@ -241,6 +241,23 @@ pub struct Budget {
     pub max_cpu_seconds: f64,
     /// What the registered datasets hold of it.
     pub holds: Arc<Holds>,
+    /// Frees cold caches of the registered datasets when the budget is full (set once by the
+    /// server): given the bytes wanted, returns the bytes freed.
+    pub evictor: Arc<std::sync::OnceLock<Evictor>>,
+}
+
+/// See [`Budget::evictor`].
+pub struct Evictor(pub Box<dyn Fn(u64) -> u64 + Send + Sync>);
+
+impl std::fmt::Debug for Evictor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Evictor")
+    }
+}
+
+thread_local! {
+    /// Set while this thread evicts: the evictor's own reservations do not evict again.
+    static EVICTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The memory registered datasets hold against the budget, per dataset name: the content's
@@ -305,7 +322,21 @@ impl Budget {
             max_request,
             max_cpu_seconds,
             holds: Arc::default(),
+            evictor: Arc::default(),
         }
+    }
+
+    /// Asks the evictor to free `need` bytes of cold caches; true when it freed some.
+    fn evict(&self, need: u64) -> bool {
+        let Some(evict) = self.evictor.get() else {
+            return false;
+        };
+        if EVICTING.with(|e| e.replace(true)) {
+            return false;
+        }
+        let freed = (evict.0)(need);
+        EVICTING.with(|e| e.set(false));
+        freed > 0
     }
 
     /// MiB reserved now (telemetry, tests).
@@ -347,6 +378,11 @@ impl Budget {
     }
 
     fn take(&self, r: &mut Reservation, bytes: u64) -> Result<(), ApiError> {
+        self.take_or_evict(r, bytes, true)
+    }
+
+    /// [`Budget::take`]; with `evict`, a budget the datasets fill asks the evictor once.
+    fn take_or_evict(&self, r: &mut Reservation, bytes: u64, evict: bool) -> Result<(), ApiError> {
         let have = r.mib();
         let want = mib_of(bytes).min(self.total_mib);
         if want <= have {
@@ -360,6 +396,10 @@ impl Budget {
             Err(_) => {
                 let held = self.holds.total();
                 let total = u64::from(self.total_mib) << 20;
+                if evict && held + bytes > total && self.evict(held + bytes - total) {
+                    // Cold caches made room: once more, without evicting again.
+                    return self.take_or_evict(r, bytes, false);
+                }
                 if held + bytes > total {
                     // Not a passing peak: the datasets leave too little for it.
                     return Err(ApiError::new(
@@ -406,6 +446,16 @@ impl Budget {
         sha: &str,
         bytes: u64,
     ) -> Result<Option<Reservation>, ApiError> {
+        self.prepare_hold_or_evict(name, sha, bytes, true)
+    }
+
+    fn prepare_hold_or_evict(
+        &self,
+        name: &str,
+        sha: &str,
+        bytes: u64,
+        evict: bool,
+    ) -> Result<Option<Reservation>, ApiError> {
         let m = self.holds.0.lock().unwrap_or_else(|e| e.into_inner());
         if m.get(name).is_some_and(|e| e.0 == sha && e.2 >= bytes) {
             return Ok(None);
@@ -420,6 +470,9 @@ impl Budget {
             .sum();
         drop(m);
         let total = u64::from(self.total_mib) << 20;
+        if evict && others + bytes > total && self.evict(others + bytes - total) {
+            return self.prepare_hold_or_evict(name, sha, bytes, false);
+        }
         if others + bytes > total {
             return Err(ApiError::new(
                 ErrorCode::MemoryBudgetFull,
@@ -599,6 +652,62 @@ mod tests {
         );
         assert!(admit(&[Metric::Spice], &cands[..1]).is_ok());
         assert!(admit(&[Metric::CiderD, Metric::RougeL], &cands).is_ok());
+    }
+
+    /// Issue 29: a full budget asks the evictor for the missing bytes once and retries; without
+    /// an evictor, or when it frees nothing, it is 507 `memory_budget_full`; the evictor's own
+    /// reservations do not evict again.
+    #[test]
+    fn a_full_budget_evicts_cold_caches_first() {
+        let b = Budget::new(10 << 20, 10 << 20, 1.0);
+        let mut held = Reservation::default();
+        b.reserve(&mut held, 6 << 20, "x").unwrap();
+        b.holds.set("a", "sha", held, 6 << 20);
+        let e = b
+            .reserve(&mut Reservation::default(), 6 << 20, "x")
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::MemoryBudgetFull);
+        let calls = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let (c, holds, budget) = (calls.clone(), b.holds.clone(), b.clone());
+        b.evictor
+            .set(Evictor(Box::new(move |need| {
+                c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                assert!(need >= 2 << 20, "{need}");
+                // A reservation made while evicting does not evict again (it fails instead).
+                let inner = budget.reserve(&mut Reservation::default(), 9 << 20, "y");
+                assert!(inner.is_err());
+                if holds.total() == 0 {
+                    return 0;
+                }
+                holds.release("a");
+                6 << 20
+            })))
+            .unwrap();
+        let mut r = Reservation::default();
+        b.reserve(&mut r, 6 << 20, "x").unwrap();
+        assert_eq!(
+            (
+                calls.load(std::sync::atomic::Ordering::SeqCst),
+                b.holds.total()
+            ),
+            (1, 0)
+        );
+        // A request in flight holds the rest: a passing peak, 503, nothing evicted.
+        let e = b
+            .reserve(&mut Reservation::default(), 6 << 20, "x")
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::Overloaded, "{}", e.detail);
+        drop(r);
+        // An evictor that frees less than needed (here: claims to and frees nothing) is asked
+        // once, then 507.
+        let mut hb = Reservation::default();
+        b.reserve(&mut hb, 8 << 20, "x").unwrap();
+        b.holds.set("b", "sha", hb, 8 << 20);
+        let e = b
+            .reserve(&mut Reservation::default(), 6 << 20, "x")
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::MemoryBudgetFull);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
     #[test]

@@ -153,7 +153,13 @@ fn build_state_inner(
     for ds in app.datasets.list() {
         app.hold_loaded(&ds);
     }
-    Ok(AppState(Arc::new(app)))
+    let app = Arc::new(app);
+    // A full budget first evicts cold caches (the evictor holds the app weakly: no cycle).
+    let weak = Arc::downgrade(&app);
+    let _ = app.budget.evictor.set(cost::Evictor(Box::new(move |need| {
+        weak.upgrade().map_or(0, |app| app.evict_cold(need))
+    })));
+    Ok(AppState(app))
 }
 
 /// The API routes with their OpenAPI description.

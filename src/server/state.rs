@@ -52,6 +52,32 @@ pub struct App {
 }
 
 impl App {
+    /// Frees at least `need` bytes of the budget if it can, by dropping the cached SPICE
+    /// graphs of the datasets used least recently first (a later SPICE request rebuilds what it
+    /// needs); each dataset's share shrinks to what it still holds. Returns the bytes freed.
+    pub fn evict_cold(&self, need: u64) -> u64 {
+        let mut cold = self.datasets.list();
+        cold.retain(|d| d.graph_bytes() > 0);
+        cold.sort_by_key(|d| d.last_used());
+        let mut freed = 0;
+        for ds in cold {
+            if freed >= need {
+                break;
+            }
+            let bytes = ds.evict_graphs();
+            if bytes == 0 {
+                continue;
+            }
+            freed += bytes;
+            // Shrink the share: return it, then hold what is left (best effort, as at load).
+            self.budget.holds.release(&ds.name);
+            self.hold_loaded(&ds);
+            metrics::counter!("capscore_dataset_evictions_total").increment(1);
+            tracing::info!(dataset = %ds.name, freed_bytes = bytes, "cached SPICE graphs evicted");
+        }
+        freed
+    }
+
     /// Keeps `ds`'s share of the memory budget up to date (a dataset another replica
     /// registered, SPICE graphs built since): best effort, since the dataset is in memory
     /// already; a share the budget cannot take is logged and counted, and shrinks what requests

@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -83,6 +83,17 @@ pub fn tokenize_in_context(caption: &str, following: &[&str]) -> String {
     ptb::tokenize_stream(&stream).swap_remove(0)
 }
 
+/// What a built SPICE reference graph takes in memory per reference token (an estimate, set
+/// against the server's RSS growth by `scripts/attack`, phase 6).
+const GRAPH_BYTES_PER_TOKEN: u64 = 600;
+
+/// A process-wide clock of cache uses.
+static TICK: AtomicU64 = AtomicU64::new(0);
+
+fn next_tick() -> u64 {
+    TICK.fetch_add(1, Ordering::Relaxed) + 1
+}
+
 /// A registered dataset with its caches.
 #[derive(Debug)]
 pub struct Dataset {
@@ -109,7 +120,7 @@ pub struct Dataset {
     /// SPICE's merged reference graph per image (dataset order), from `tokenized`, with
     /// whether a reference's tuples could not be built; each built when a request first needs
     /// it ([`Dataset::spice_refs`]).
-    spice_graphs: Vec<OnceLock<(SceneGraph, bool)>>,
+    spice_graphs: Vec<RwLock<Option<(SceneGraph, bool)>>>,
     /// Per-image labels and the submission policy.
     pub meta: DatasetMeta,
     /// Per image (dataset order): what its references cost a request (the server's cost
@@ -119,6 +130,8 @@ pub struct Dataset {
     base_bytes: u64,
     /// Reference tokens of the SPICE graphs built so far.
     graph_tokens: AtomicU64,
+    /// When SPICE last read the graphs (a server-wide tick, [`Dataset::last_used`]).
+    last_used: AtomicU64,
 }
 
 /// What one image's references amount to, from their tokenization in the dataset stream.
@@ -279,13 +292,14 @@ impl Dataset {
             df,
             df_label,
             interner: base_interner,
-            spice_graphs: std::iter::repeat_with(OnceLock::new)
+            spice_graphs: std::iter::repeat_with(|| RwLock::new(None))
                 .take(image_count)
                 .collect(),
             meta,
             base_bytes,
             profiles,
             graph_tokens: AtomicU64::new(0),
+            last_used: AtomicU64::new(0),
         })
     }
 
@@ -320,7 +334,7 @@ impl Dataset {
             .enumerate()
             .filter_map(|(i, &p)| {
                 let cacheable = refs_tok[i] == self.tokenized[p];
-                (!cacheable || self.spice_graphs[p].get().is_none()).then_some((i, cacheable))
+                (!cacheable || !self.has_graph(p)).then_some((i, cacheable))
             })
             .collect();
         let mut own: Vec<Option<(SceneGraph, bool)>> = vec![None; positions.len()];
@@ -336,10 +350,7 @@ impl Dataset {
             for ((&(i, cacheable), g), f) in todo.iter().zip(graphs).zip(failed) {
                 if cacheable {
                     let p = positions[i];
-                    if self.spice_graphs[p].set((g, f)).is_ok() {
-                        self.graph_tokens
-                            .fetch_add(self.profiles[p].tokens, Ordering::Relaxed);
-                    }
+                    self.store_graph(p, (g, f));
                 } else {
                     own[i] = Some((g, f));
                 }
@@ -349,11 +360,12 @@ impl Dataset {
         let Some(pairs) = own
             .into_par_iter()
             .zip(positions.par_iter())
-            .map(|(g, &p)| g.or_else(|| self.spice_graphs[p].get().cloned()))
+            .map(|(g, &p)| g.or_else(|| self.graph(p)))
             .collect::<Option<Vec<_>>>()
         else {
             return Ok(None);
         };
+        self.last_used.store(next_tick(), Ordering::Relaxed);
         let (graphs, failed) = pairs.into_iter().unzip();
         Ok(Some(CachedGraphs {
             graphs,
@@ -373,7 +385,60 @@ impl Dataset {
     /// its candidate). `None` when the image is not in the dataset.
     pub fn reference_profile(&self, key: &ImageKey) -> Option<(RefProfile, bool)> {
         let p = self.references.position(key)?;
-        Some((self.profiles[p], self.spice_graphs[p].get().is_some()))
+        Some((self.profiles[p], self.has_graph(p)))
+    }
+
+    /// The cached SPICE graph of image `p`, if built.
+    fn graph(&self, p: usize) -> Option<(SceneGraph, bool)> {
+        self.spice_graphs[p]
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn has_graph(&self, p: usize) -> bool {
+        self.spice_graphs[p]
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// Keeps `g` as image `p`'s graph unless one is kept already (they are equal).
+    fn store_graph(&self, p: usize, g: (SceneGraph, bool)) {
+        let mut slot = self.spice_graphs[p]
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(g);
+            self.graph_tokens
+                .fetch_add(self.profiles[p].tokens, Ordering::Relaxed);
+        }
+        self.last_used.store(next_tick(), Ordering::Relaxed);
+    }
+
+    /// Drops every cached SPICE graph (a later request builds what it needs again) and returns
+    /// the bytes [`Dataset::resident_bytes`] counted for them.
+    pub fn evict_graphs(&self) -> u64 {
+        let mut tokens = 0;
+        for (p, slot) in self.spice_graphs.iter().enumerate() {
+            let mut slot = slot.write().unwrap_or_else(|e| e.into_inner());
+            if slot.take().is_some() {
+                tokens += self.profiles[p].tokens;
+            }
+        }
+        self.graph_tokens.fetch_sub(tokens, Ordering::Relaxed);
+        GRAPH_BYTES_PER_TOKEN * tokens
+    }
+
+    /// Bytes of [`Dataset::resident_bytes`] that [`Dataset::evict_graphs`] would free.
+    pub fn graph_bytes(&self) -> u64 {
+        GRAPH_BYTES_PER_TOKEN * self.graph_tokens.load(Ordering::Relaxed)
+    }
+
+    /// When SPICE last used this dataset's cached graphs: a tick that grows with every use in
+    /// the process (0: never), for evicting the coldest first.
+    pub fn last_used(&self) -> u64 {
+        self.last_used.load(Ordering::Relaxed)
     }
 
     /// About the bytes this dataset holds in memory (captions, their tokenization, interned
@@ -381,7 +446,7 @@ impl Dataset {
     /// budget. An estimate from counts, set against the server's RSS growth by
     /// `scripts/attack` (phase 6).
     pub fn resident_bytes(&self) -> u64 {
-        self.base_bytes + 600 * self.graph_tokens.load(Ordering::Relaxed)
+        self.base_bytes + self.graph_bytes()
     }
 
     /// Number of images.
@@ -1054,6 +1119,32 @@ mod tests {
         assert!(failed.is_empty(), "{failed:?}");
         assert!(reg2.get("coco.json.tmp-1").is_some());
         assert!(!stray.exists() && !legacy.exists());
+    }
+
+    /// Issue 29: cached SPICE graphs count in the resident size and are evicted whole; the
+    /// dataset's last use moves forward with each use.
+    #[test]
+    fn cached_graphs_are_counted_and_evicted() {
+        let (reg, _) = Registry::open(None).unwrap();
+        let refs =
+            parse_references(&json!({"1": ["a dog runs", "a dog"], "2": ["a cat sits"]})).unwrap();
+        let (_, ds) = reg.put("d", refs, 1).unwrap();
+        let base = ds.resident_bytes();
+        assert_eq!((ds.graph_bytes(), ds.last_used()), (0, 0));
+        let graph = || (crate::metrics::spice::SceneGraph::new(true), false);
+        ds.store_graph(0, graph());
+        let first = ds.last_used();
+        assert!(first > 0 && ds.has_graph(0) && !ds.has_graph(1));
+        // Image 1's references: "a dog runs", "a dog": 5 tokens.
+        assert_eq!(ds.graph_bytes(), GRAPH_BYTES_PER_TOKEN * 5);
+        ds.store_graph(0, graph());
+        assert_eq!(ds.graph_bytes(), GRAPH_BYTES_PER_TOKEN * 5, "kept once");
+        ds.store_graph(1, graph());
+        assert!(ds.last_used() > first);
+        assert_eq!(ds.resident_bytes(), base + GRAPH_BYTES_PER_TOKEN * 8);
+        assert_eq!(ds.evict_graphs(), GRAPH_BYTES_PER_TOKEN * 8);
+        assert!(!ds.has_graph(0) && !ds.has_graph(1));
+        assert_eq!((ds.resident_bytes(), ds.evict_graphs()), (base, 0));
     }
 
     #[test]
