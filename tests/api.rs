@@ -45,6 +45,18 @@ impl TestApp {
         self.send(self.client.put(self.url(path)).json(body)).await
     }
 
+    /// The Prometheus text of `/metrics`.
+    async fn metrics_text(&self) -> String {
+        self.client
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text")
+    }
+
     async fn get(&self, path: &str) -> (u16, HashMap<String, String>, Value) {
         self.send(self.client.get(self.url(path))).await
     }
@@ -821,15 +833,7 @@ async fn overload_is_shed_with_503_and_retry_after() {
     assert_eq!(first.await.expect("join").expect("send").status(), 200);
     assert_eq!(app.post("/v1/score", &fast).await.0, 200);
     let (_, _, _) = app.get("/metrics").await;
-    let text = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let text = app.metrics_text().await;
     assert!(text.contains("capscore_shed_total"), "{text}");
     assert!(text.contains("capscore_http_requests_total"));
     assert!(text.contains("route=\"/v1/score\""));
@@ -1174,15 +1178,7 @@ async fn cold_spice_graphs_are_evicted_and_rebuilt() {
     same_spice_report(&first, &again, "rebuilt after eviction");
     let (_, _, a) = app.get("/v1/datasets/a").await;
     assert!(resident(&a) > base["a"], "{a}");
-    let text = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let text = app.metrics_text().await;
     assert!(
         text.lines()
             .any(|l| l.starts_with("capscore_dataset_evictions_total") && l.ends_with(" 1")),
@@ -1205,17 +1201,7 @@ async fn spice_via_a_registered_dataset_equals_inline_references() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(0.0)
     };
-    let metrics_text = || async {
-        app.client
-            .get(app.url("/metrics"))
-            .send()
-            .await
-            .expect("metrics")
-            .text()
-            .await
-            .expect("text")
-    };
-    let before = counter(&metrics_text().await);
+    let before = counter(&app.metrics_text().await);
     let subsets_of = |all: &[Value]| -> Vec<Vec<Value>> {
         vec![
             all.to_vec(),
@@ -1284,7 +1270,7 @@ async fn spice_via_a_registered_dataset_equals_inline_references() {
             }
         }
     }
-    let after = counter(&metrics_text().await);
+    let after = counter(&app.metrics_text().await);
     assert!(
         after > before,
         "the dataset's cached graphs were never used"
