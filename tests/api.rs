@@ -146,6 +146,11 @@ fn meteor() -> Arc<capscore::metrics::meteor::Meteor> {
 
 async fn spawn_with(o: Opts, dir: Option<tempfile::TempDir>) -> TestApp {
     let state = server::build_state_with_hook(&o.cfg, o.keys, o.hook, o.resources).expect("state");
+    serve_state(state, dir).await
+}
+
+/// Serves `state` on a loopback port.
+async fn serve_state(state: server::AppState, dir: Option<tempfile::TempDir>) -> TestApp {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -1133,21 +1138,7 @@ async fn cold_spice_graphs_are_evicted_and_rebuilt() {
     let o = opts(dir.path());
     let state = server::build_state_with_hook(&o.cfg, o.keys, o.hook, o.resources).expect("state");
     let handle = state.clone();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(server::serve(listener, state, async {
-        let _ = rx.await;
-    }));
-    let app = TestApp {
-        base: format!("http://{addr}"),
-        client: reqwest::Client::new(),
-        stop: Some(tx),
-        task: Some(task),
-        _dir: Some(dir),
-    };
+    let app = serve_state(state, Some(dir)).await;
     let refs = read_json("coco/fakecap_val2017/refs.json");
     let cands = read_json("coco/fakecap_val2017/cands.json");
     let mut base = HashMap::new();
