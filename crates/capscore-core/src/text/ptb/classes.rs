@@ -80,7 +80,7 @@ pub(super) fn is_trail_space(c: char) -> bool {
     )
 }
 
-/// `is_space` or a character that [`sanitize`] turns into a space.
+/// `is_space` or a character that `sanitize` (`lookahead.rs`) turns into a space.
 pub(super) fn is_space_or_break(c: char) -> bool {
     is_space(c) || matches!(c, '\u{b}' | '\u{c}' | '\r' | '\u{2028}' | '\u{2029}')
 }
