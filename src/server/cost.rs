@@ -246,6 +246,15 @@ pub struct Budget {
     pub evictor: Arc<std::sync::OnceLock<Evictor>>,
 }
 
+/// What [`Budget::beside_datasets`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Room {
+    /// The bytes fit beside the datasets' shares.
+    Fits,
+    /// They did not, and the evictor freed cold caches: try once more.
+    Freed,
+}
+
 /// See [`Budget::evictor`].
 pub struct Evictor(pub Box<dyn Fn(u64) -> u64 + Send + Sync>);
 
@@ -326,6 +335,34 @@ impl Budget {
         }
     }
 
+    /// Whether `bytes` fit in the budget beside `held` bytes of dataset shares: they fit, or
+    /// (with `evict`) the evictor freed cold caches and the caller tries once more, or 507
+    /// `memory_budget_full`, its message `what()` followed by the figures.
+    fn beside_datasets(
+        &self,
+        held: u64,
+        bytes: u64,
+        evict: bool,
+        what: impl FnOnce() -> String,
+    ) -> Result<Room, ApiError> {
+        let total = u64::from(self.total_mib) << 20;
+        if held + bytes <= total {
+            return Ok(Room::Fits);
+        }
+        if evict && self.evict(held + bytes - total) {
+            return Ok(Room::Freed);
+        }
+        Err(ApiError::new(
+            ErrorCode::MemoryBudgetFull,
+            format!(
+                "{} {} MiB of the {} MiB budget (--memory-budget): delete a dataset or raise the budget",
+                what(),
+                held.div_ceil(1 << 20),
+                self.total_mib
+            ),
+        ))
+    }
+
     /// Asks the evictor to free `need` bytes of cold caches; true when it freed some.
     fn evict(&self, need: u64) -> bool {
         let Some(evict) = self.evictor.get() else {
@@ -394,22 +431,14 @@ impl Budget {
                 Ok(())
             }
             Err(_) => {
+                // Not a passing peak when the datasets leave too little for it.
                 let held = self.holds.total();
-                let total = u64::from(self.total_mib) << 20;
-                if evict && held + bytes > total && self.evict(held + bytes - total) {
+                let room = self.beside_datasets(held, bytes, evict, || {
+                    format!("this needs about {want} MiB; the registered datasets hold")
+                })?;
+                if room == Room::Freed {
                     // Cold caches made room: once more, without evicting again.
                     return self.take_or_evict(r, bytes, false);
-                }
-                if held + bytes > total {
-                    // Not a passing peak: the datasets leave too little for it.
-                    return Err(ApiError::new(
-                        ErrorCode::MemoryBudgetFull,
-                        format!(
-                            "this needs about {want} MiB; the registered datasets hold {} MiB of the {} MiB budget (--memory-budget): delete a dataset or raise the budget",
-                            held.div_ceil(1 << 20),
-                            self.total_mib
-                        ),
-                    ));
                 }
                 metrics::counter!("capscore_shed_total").increment(1);
                 Err(ApiError {
@@ -469,20 +498,14 @@ impl Budget {
             .map(|(_, (_, _, b))| b)
             .sum();
         drop(m);
-        let total = u64::from(self.total_mib) << 20;
-        if evict && others + bytes > total && self.evict(others + bytes - total) {
+        let room = self.beside_datasets(others, bytes, evict, || {
+            format!(
+                "dataset {name:?} takes about {} MiB in memory; the other registered datasets hold",
+                bytes.div_ceil(1 << 20)
+            )
+        })?;
+        if room == Room::Freed {
             return self.prepare_hold_or_evict(name, sha, bytes, false);
-        }
-        if others + bytes > total {
-            return Err(ApiError::new(
-                ErrorCode::MemoryBudgetFull,
-                format!(
-                    "dataset {name:?} takes about {} MiB in memory; the other registered datasets hold {} MiB of the {} MiB budget (--memory-budget): delete a dataset or raise the budget",
-                    bytes.div_ceil(1 << 20),
-                    others.div_ceil(1 << 20),
-                    self.total_mib
-                ),
-            ));
         }
         let mut r = Reservation::default();
         let more = mib_of(bytes).saturating_sub(have);
