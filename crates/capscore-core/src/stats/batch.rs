@@ -770,13 +770,15 @@ impl Parts<'_, '_> {
                         .collect()
                 });
             });
-        table.extend(
-            uni_df
-                .iter()
-                .enumerate()
-                .filter(|e| *e.1 > 0 && export)
-                .map(|(w, &d)| (Ngram::new(&[w as u32]), d)),
-        );
+        if export {
+            table.extend(
+                uni_df
+                    .iter()
+                    .enumerate()
+                    .filter(|e| *e.1 > 0)
+                    .map(|(w, &d)| (Ngram::new(&[w as u32]), d)),
+            );
+        }
         BatchWords {
             chunks,
             uni_idf,
