@@ -79,11 +79,22 @@ impl App {
     }
 
     /// Keeps `ds`'s share of the memory budget up to date (a dataset another replica
-    /// registered, SPICE graphs built since): best effort, since the dataset is in memory
-    /// already; a share the budget cannot take is logged and counted, and shrinks what requests
-    /// may use only once it fits.
+    /// registered, SPICE graphs built since). Cached SPICE graphs the budget cannot take (after
+    /// evicting colder datasets' graphs) are dropped again, so caches never hold memory outside
+    /// the budget: a later request rebuilds them (and its estimate counts that). The rest is
+    /// best effort, since the dataset is in memory already: a share the budget cannot take is
+    /// logged and counted, and shrinks what requests may use only once it fits.
     pub fn hold_loaded(&self, ds: &crate::dataset::Dataset) {
-        if let Err(e) = self.budget.hold(&ds.name, &ds.sha256, ds.resident_bytes()) {
+        let mut held = self.budget.hold(&ds.name, &ds.sha256, ds.resident_bytes());
+        if held.is_err() {
+            let freed = ds.evict_graphs();
+            if freed > 0 {
+                metrics::counter!("capscore_dataset_evictions_total").increment(1);
+                tracing::info!(dataset = %ds.name, freed_bytes = freed, "cached SPICE graphs dropped: the memory budget cannot hold them");
+                held = self.budget.hold(&ds.name, &ds.sha256, ds.resident_bytes());
+            }
+        }
+        if let Err(e) = held {
             metrics::counter!("capscore_dataset_holds_failed_total").increment(1);
             tracing::warn!(dataset = %ds.name, error = %e.detail, "dataset memory not reserved");
         }

@@ -175,14 +175,35 @@ pub struct DatasetMeta {
 }
 
 /// Canonical content hash of a reference set.
+///
+/// Each image is one line, the compact JSON array `[key kind, raw id, captions]` and a newline.
 pub fn content_sha256(refs: &References) -> String {
-    let mut h = Sha256::new();
-    for (id, caps) in &refs.images {
-        let v = json!([key_kind(id), id.raw, caps]);
-        h.update(v.to_string().as_bytes());
-        h.update(b"\n");
+    content_sha256_until(refs, &|| false).expect("a hash that is never stopped")
+}
+
+/// [`content_sha256`] that gives up once `stop()` is true (checked per 1,024 images).
+fn content_sha256_until(refs: &References, stop: &dyn Fn() -> bool) -> Option<String> {
+    struct Hasher(Sha256);
+    impl std::io::Write for Hasher {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.update(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
     }
-    hex(&h.finalize())
+    let mut h = Hasher(Sha256::new());
+    for (i, (id, caps)) in refs.images.iter().enumerate() {
+        if i % 1024 == 0 && stop() {
+            return None;
+        }
+        // A tuple is written as the JSON array, compact, like `Value`'s `to_string`.
+        serde_json::to_writer(&mut h, &(key_kind(id), &id.raw, caps))
+            .expect("strings and JSON values always serialize");
+        h.0.update(b"\n");
+    }
+    Some(hex(&h.0.finalize()))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -216,8 +237,9 @@ impl Dataset {
     }
 
     /// [`Dataset::build_with`] that stops once `stop()` is true (checked per caption while
-    /// tokenizing, per image while counting n-grams, and between the stages), with the
-    /// cancellation error.
+    /// tokenizing, per 1,024 images while interning, per chunk of images and per n-gram
+    /// partition while counting document frequencies, and between the stages), with the
+    /// cancellation error. `stop` must stay true once it was.
     pub fn build_until(
         name: &str,
         refs: References,
@@ -238,7 +260,7 @@ impl Dataset {
                 "dataset has no images",
             ));
         }
-        let sha256 = content_sha256(&refs);
+        let sha256 = content_sha256_until(&refs, stop).ok_or_else(crate::engine::cancelled)?;
         let image_count = refs.len();
         let flat: Vec<&str> = refs
             .images
@@ -255,8 +277,8 @@ impl Dataset {
             .collect();
         check()?;
         let mut interner = Interner::new();
-        let ids = crate::engine::intern_references(&mut interner, &tokenized);
-        check()?;
+        let ids = crate::engine::intern_references(&mut interner, &tokenized, stop)
+            .ok_or_else(crate::engine::cancelled)?;
         let profiles: Vec<RefProfile> = ids.iter().map(|r| RefProfile::of(r)).collect();
         let base_bytes = {
             let captions = refs.caption_count() as u64;
@@ -273,10 +295,11 @@ impl Dataset {
         };
         let vocab = Arc::new(interner.into_vocab());
         let base_interner = Interner::with_base(vocab.clone());
-        let df = crate::stats::document_frequencies(
+        let df = crate::stats::document_frequencies_until(
             ids.iter().filter(|r| !r.is_empty()).map(Vec::as_slice),
-        );
-        check()?;
+            stop,
+        )
+        .ok_or_else(crate::engine::cancelled)?;
         let df_label = format!(
             "dataset:{name}@sha256:{sha256}(N={})",
             crate::stats::DocFreq::doc_count(&df)
@@ -1224,6 +1247,74 @@ mod tests {
             .unwrap_err();
         assert!(matches!(e, DatasetError::Abandoned(_)), "{e}");
         assert!(reg.get("d").is_none());
+    }
+
+    /// The hash written without a tree per image is the one every stored dataset was
+    /// registered with (`json!([kind, raw id, captions]).to_string()` per line).
+    #[test]
+    fn the_content_hash_is_the_one_of_the_json_lines() {
+        let refs = parse_references(&json!({
+            "1": ["a \"quoted\" dog", "caf\u{e9} \u{1F600}\n\t\\"],
+            "x": ["a cat"],
+            "22": ["\u{0} \u{7f} \u{2028}"]
+        }))
+        .unwrap();
+        let mut h = Sha256::new();
+        for (id, caps) in &refs.images {
+            h.update(json!([key_kind(id), id.raw, caps]).to_string().as_bytes());
+            h.update(b"\n");
+        }
+        assert_eq!(content_sha256(&refs), hex(&h.finalize()));
+        let ids = parse_references(
+            &json!([{"image_id": 7, "caption": "x"}, {"image_id": "7", "caption": "y"}]),
+        );
+        if let Ok(refs) = ids {
+            let mut h = Sha256::new();
+            for (id, caps) in &refs.images {
+                h.update(json!([key_kind(id), id.raw, caps]).to_string().as_bytes());
+                h.update(b"\n");
+            }
+            assert_eq!(content_sha256(&refs), hex(&h.finalize()));
+        }
+    }
+
+    /// A build stopped at any of its last checks (interning per 1,024 images, the document
+    /// frequencies per chunk and partition) stops with the cancellation error; one stopped at
+    /// none is the plain build.
+    #[test]
+    fn a_build_stops_within_interning_and_counting() {
+        let refs: serde_json::Map<String, Value> = (0..3000)
+            .map(|i| {
+                (
+                    i.to_string(),
+                    json!([format!("a dog number {i} runs"), "a cat"]),
+                )
+            })
+            .collect();
+        let refs = parse_references(&Value::Object(refs)).unwrap();
+        let calls = AtomicU64::new(0);
+        let counted = || calls.fetch_add(1, Ordering::Relaxed) == u64::MAX;
+        let whole =
+            Dataset::build_until("d", refs.clone(), 0, DatasetMeta::default(), &counted).unwrap();
+        let checks = calls.load(Ordering::Relaxed);
+        for k in checks.saturating_sub(40)..=checks {
+            let n = AtomicU64::new(0);
+            let stop = || n.fetch_add(1, Ordering::Relaxed) >= k;
+            match Dataset::build_until("d", refs.clone(), 0, DatasetMeta::default(), &stop) {
+                Err(e) => {
+                    assert_eq!(e.code, ErrorCode::Timeout);
+                    assert!(k < checks);
+                }
+                Ok(ds) => {
+                    assert_eq!(k, checks, "built although stopped at check {k} of {checks}");
+                    assert_eq!(ds.df_label, whole.df_label);
+                    assert_eq!(
+                        crate::stats::DocFreq::len(&ds.df),
+                        crate::stats::DocFreq::len(&whole.df)
+                    );
+                }
+            }
+        }
     }
 
     const REQ: PrepareRequest<'static> = PrepareRequest {

@@ -180,10 +180,14 @@ fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiE
         options: opts,
     };
     let report: CompareReport = engine::run(job)?.into_comparison()?;
+    let bytes = serde_json::to_vec(&report).map_err(ApiError::internal)?;
+    drop(report);
     if let Some(d) = &dataset {
+        // Taken once this request's own reservation is returned (see `score`).
+        drop(reserved);
         app.hold_loaded(d);
     }
-    serde_json::to_vec(&report).map_err(ApiError::internal)
+    Ok(bytes)
 }
 
 /// Compare two systems' captions on the same images: per metric B - A, its paired bootstrap

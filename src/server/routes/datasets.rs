@@ -212,13 +212,26 @@ pub async fn put_dataset(
                 let parse = cost::parse_memory(&body);
                 app.budget
                     .reserve_admin(&mut reserved, parse, "parsing the dataset")?;
+                // The stages before the build check that the request is still waiting (a
+                // timed-out registration stops within a stage: the parse of a body at the
+                // size limit takes some tenths of a second).
+                let gone = || -> Result<(), ApiError> {
+                    if gate.is_abandoned() {
+                        Err(dataset::DatasetError::Abandoned(name.clone()).into())
+                    } else {
+                        Ok(())
+                    }
+                };
                 let v: Value = parse_body(&body, "dataset body")?;
+                gone()?;
                 let refs = input::parse_references(&v)?;
+                gone()?;
                 let build = cost::estimate(
                     &[Metric::CiderD],
                     parse,
                     &cost::Size::of(&[], Some(cost::RefSize::Inline(&refs)), false),
                 );
+                gone()?;
                 app.budget
                     .reserve(&mut reserved, build.memory.min(most), "registering a dataset")?;
                 let meta = dataset::DatasetMeta {
@@ -227,7 +240,10 @@ pub async fn put_dataset(
                 };
                 // The limits of inline references apply here too.
                 let max = app.limits.max_references;
-                for (id, caps) in &refs.images {
+                for (i, (id, caps)) in refs.images.iter().enumerate() {
+                    if i % 1024 == 0 {
+                        gone()?;
+                    }
                     if caps.len() > max {
                         return Err(limit(format!(
                             "references of image_id {id}: {} references; at most {max} per image (--max-references)",

@@ -490,11 +490,6 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
         "admitted"
     );
     let report = engine::run(work)?.into_report()?;
-    if let Some(d) = &ds {
-        // Its share of the budget: SPICE graphs built just now, or a version another
-        // replica registered.
-        app.hold_loaded(d);
-    }
     telemetry::report_scored(&metrics, &report);
     // The report's own `Serialize` (the same bytes as through `to_json`, key order preserved),
     // without building a JSON tree first.
@@ -502,7 +497,15 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
         ResponseFormat::Json => ScoreOutput::Report(Box::new(report)),
         ResponseFormat::Evalai => ScoreOutput::EvalAi(engine::leaderboard::evalai(&report)),
     };
-    serde_json::to_vec(&out).map_err(ApiError::internal)
+    let bytes = serde_json::to_vec(&out).map_err(ApiError::internal)?;
+    drop(out);
+    if let Some(d) = &ds {
+        // Its share of the budget: SPICE graphs built just now, or a version another
+        // replica registered; taken once this request's own reservation is returned.
+        drop(reserved);
+        app.hold_loaded(d);
+    }
+    Ok(bytes)
 }
 
 /// Score candidate captions.

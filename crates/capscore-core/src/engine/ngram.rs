@@ -86,7 +86,9 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
         }
         img_start.push(captions.len());
         let grams = ngram_metrics.then_some(idf_source);
-        BatchWords::build(interner, &captions, &img_start, want_rouge, grams)
+        let stop = ctx.opts.stop();
+        BatchWords::build_until(interner, &captions, &img_start, want_rouge, grams, stop)
+            .ok_or_else(cancelled)?
     };
 
     if ctx.opts.cancelled() {

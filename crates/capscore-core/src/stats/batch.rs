@@ -167,11 +167,32 @@ impl BatchWords {
         rouge: bool,
         grams: Option<IdfSource<'_>>,
     ) -> BatchWords {
-        BatchWords::build_with(interner, captions, img_start, rouge, grams, false)
+        BatchWords::build_with(interner, captions, img_start, rouge, grams, false, &|| {
+            false
+        })
+        .expect("a build that is never stopped")
     }
 
-    /// [`BatchWords::build`]; with `export`, the batch document frequencies (`grams` must be
-    /// [`IdfSource::Batch`]) are kept as a list of every reference n-gram with its frequency.
+    /// [`BatchWords::build`] that gives up once `stop()` is true (checked per chunk of images
+    /// and per n-gram partition, so within a few milliseconds): `None` then. `stop` must stay
+    /// true once it was (a flag or a deadline).
+    pub fn build_until(
+        interner: &Interner,
+        captions: &[Caption<'_>],
+        img_start: &[usize],
+        rouge: bool,
+        grams: Option<IdfSource<'_>>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<BatchWords> {
+        BatchWords::build_with(interner, captions, img_start, rouge, grams, false, stop)
+    }
+
+    /// [`BatchWords::build_until`]; with `export`, the batch document frequencies (`grams`
+    /// must be [`IdfSource::Batch`]) are kept as a list of every reference n-gram with its
+    /// frequency.
+    ///
+    /// A stage skips its remaining pieces once `stop()` is true and the build returns `None`
+    /// after that stage, before anything reads the skipped pieces.
     fn build_with(
         interner: &Interner,
         captions: &[Caption<'_>],
@@ -179,7 +200,8 @@ impl BatchWords {
         rouge: bool,
         grams: Option<IdfSource<'_>>,
         export: bool,
-    ) -> BatchWords {
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<BatchWords> {
         let images = img_start.len().saturating_sub(1);
         let bounds: Vec<(usize, usize)> = (0..images)
             .step_by(CHUNK_IMAGES)
@@ -192,7 +214,7 @@ impl BatchWords {
         let locals: Vec<LocalWords<'_>> = bounds
             .par_iter()
             .map(|&(a, b)| {
-                let caps = &captions[img_start[a]..img_start[b]];
+                let caps = &captions[img_start[a]..img_start[if stop() { a } else { b }]];
                 let mut vocab: WordTable<&str> = WordTable::new();
                 // A chunk's captions have some hundreds of distinct words (a word takes two
                 // bytes at least, with its separator).
@@ -234,6 +256,9 @@ impl BatchWords {
                 lw
             })
             .collect();
+        if stop() {
+            return None;
+        }
         // Batch word ids: words the interner knows keep their ids; each hash part numbers its
         // new words (in parallel), which then follow the interner's ids part after part.
         let known = interner.len();
@@ -319,11 +344,15 @@ impl BatchWords {
             .collect();
         let words_end = end.saturating_add(extra.len() as u32);
         let bound = locals.iter().fold(words_end, |m, l| m.max(l.bound));
+        if stop() {
+            return None;
+        }
         let parts = Parts {
             captions,
             img_start,
             bounds: &bounds,
             export,
+            stop,
         };
         match grams {
             Some(idf) if u64::fits(bound) => {
@@ -444,6 +473,15 @@ pub struct ImageRef<'b> {
 /// ids): every n-gram of order 1..=4 counted once per image in which some reference has it;
 /// `N` is the number of images. The batch pipeline's partitioned counter, read out as a table.
 pub fn document_frequencies<'a>(images: impl IntoIterator<Item = &'a [Vec<u32>]>) -> DfTable {
+    document_frequencies_until(images, &|| false).expect("a count that is never stopped")
+}
+
+/// [`document_frequencies`] that gives up once `stop()` is true (see
+/// [`BatchWords::build_until`]): `None` then.
+pub fn document_frequencies_until<'a>(
+    images: impl IntoIterator<Item = &'a [Vec<u32>]>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<DfTable> {
     let mut captions = Vec::new();
     let mut img_start = Vec::new();
     for refs in images {
@@ -467,8 +505,9 @@ pub fn document_frequencies<'a>(images: impl IntoIterator<Item = &'a [Vec<u32>]>
         false,
         Some(IdfSource::Batch),
         true,
-    );
-    DfTable::new(docs, words.table.into_iter().collect())
+        stop,
+    )?;
+    Some(DfTable::new(docs, words.table.into_iter().collect()))
 }
 
 /// Reads the n-gram counts of the images of a chunk, in order.
@@ -556,6 +595,8 @@ struct Parts<'p, 'a> {
     bounds: &'p [(usize, usize)],
     /// Keep the reference n-grams with their document frequencies.
     export: bool,
+    /// See [`BatchWords::build_with`].
+    stop: &'p (dyn Fn() -> bool + Sync),
 }
 
 impl Parts<'_, '_> {
@@ -566,9 +607,10 @@ impl Parts<'_, '_> {
         maps: Vec<Vec<u32>>,
         rouge_words: Vec<Vec<(u32, Vec<u32>)>>,
         grams: Option<(IdfSource<'_>, u32)>,
-    ) -> BatchWords {
+    ) -> Option<BatchWords> {
         // Batch word ids and the n-gram windows by partition, in parallel over chunks.
         let with_grams = grams.is_some();
+        let stop = self.stop;
         let (chunks, windows): (Vec<WordChunk>, Vec<ChunkWindows<K>>) = locals
             .into_par_iter()
             .zip(maps)
@@ -604,7 +646,7 @@ impl Parts<'_, '_> {
                     win_loc: Vec::new(),
                     win_data: [Vec::new(), Vec::new()],
                 };
-                let windows = if with_grams {
+                let windows = if with_grams && !stop() {
                     windows::<K>(&mut ch)
                 } else {
                     ChunkWindows {
@@ -616,15 +658,18 @@ impl Parts<'_, '_> {
                 (ch, windows)
             })
             .unzip();
+        if stop() {
+            return None;
+        }
         let Some((idf, bound)) = grams else {
-            return BatchWords {
+            return Some(BatchWords {
                 chunks,
                 uni_idf: Vec::new(),
                 idf_by_df: Vec::new(),
                 uni_base: 0,
                 grams: false,
                 table: Vec::new(),
-            };
+            });
         };
         let images = self.img_start.len() - 1;
         let (ref_len, ln): (f64, Vec<f64>) = match idf {
@@ -680,6 +725,9 @@ impl Parts<'_, '_> {
                     .map_init(
                         || (KeyTable::<K, u32>::new(PART_BITS), Vec::new(), Vec::new()),
                         |(map, df, last), (p, mut list)| {
+                            if stop() {
+                                return (0, Vec::new());
+                            }
                             let base = bases[p];
                             // About half the windows are distinct n-grams (the table grows if
                             // need be); the storage is reused from partition to partition.
@@ -750,6 +798,9 @@ impl Parts<'_, '_> {
                     )
             },
         );
+        if stop() {
+            return None;
+        }
         // `ln(N) - ln(max(1, d))`, with `ln` computed as the batch table does (the dataset
         // table computes its `ln_df` the same way).
         let idf_by_df: Vec<f64> = (0..=max_df as usize)
@@ -779,14 +830,14 @@ impl Parts<'_, '_> {
                     .map(|(w, &d)| (Ngram::new(&[w as u32]), d)),
             );
         }
-        BatchWords {
+        Some(BatchWords {
             chunks,
             uni_idf,
             idf_by_df,
             uni_base,
             grams: true,
             table,
-        }
+        })
     }
 }
 
@@ -977,6 +1028,43 @@ mod tests {
             assert_eq!(t.len(), want.len(), "vocabulary {vocab}");
             for (gram, d) in t.iter() {
                 assert_eq!(want.get(gram), Some(&d), "{gram:?}");
+            }
+        }
+    }
+
+    /// A count stopped at any of its checks (per chunk, per partition, between stages) gives
+    /// up without a panic; one never stopped is the plain count.
+    #[test]
+    fn a_stopped_count_gives_up_at_every_check() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let mut g = crate::engine::bootstrap::SplitMix::stream(9, 0);
+        let images: Vec<Vec<Vec<u32>>> = (0..300)
+            .map(|_| {
+                (0..3)
+                    .map(|_| (0..g.below(10)).map(|_| g.below(500) as u32).collect())
+                    .collect()
+            })
+            .collect();
+        let calls = AtomicUsize::new(0);
+        let counted = || calls.fetch_add(1, Ordering::Relaxed) == usize::MAX;
+        let whole = document_frequencies_until(images.iter().map(Vec::as_slice), &counted)
+            .expect("never stopped");
+        let checks = calls.load(Ordering::Relaxed);
+        // Five chunks and every partition are checked, besides the stages.
+        assert!(checks > 5 + PARTS, "{checks} checks");
+        for k in 0..=checks {
+            let n = AtomicUsize::new(0);
+            let stop = || n.fetch_add(1, Ordering::Relaxed) >= k;
+            let t = document_frequencies_until(images.iter().map(Vec::as_slice), &stop);
+            match t {
+                None => assert!(k < checks, "stopped at check {k} of {checks}"),
+                Some(t) => {
+                    assert_eq!(k, checks, "ran to the end although stopped at check {k}");
+                    assert_eq!((t.doc_count(), t.len()), (whole.doc_count(), whole.len()));
+                    for (gram, d) in t.iter() {
+                        assert_eq!(whole.df(gram), d);
+                    }
+                }
             }
         }
     }

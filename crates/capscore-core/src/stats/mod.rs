@@ -27,7 +27,8 @@ pub mod table;
 pub mod words;
 
 pub use batch::{
-    document_frequencies, BatchWords, Caption, ChunkGrams, GramBuf, IdfSource, ImageRef,
+    document_frequencies, document_frequencies_until, BatchWords, Caption, ChunkGrams, GramBuf,
+    IdfSource, ImageRef,
 };
 pub use df::{DfTable, DocFreq};
 pub use grams::{GramCounter, GramIndex, GramList, Grams, Matches, OwnedGrams};
