@@ -5,6 +5,8 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -404,31 +406,36 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         },
         by: a.select_by.clone(),
     });
-    let job = engine::Job {
-        candidates: cands,
-        references: engine::Refs::Owned(refs),
-        kind: engine::Kind::of(splits, multi)?,
-        options: opts,
-    };
-    let images = job.candidates.len();
-    let slow = job
-        .options
+    let images = cands.len();
+    let slow = opts
         .metrics
         .iter()
         .any(|m| matches!(m, Metric::Meteor | Metric::Spice));
-    let spinner = (slow || images >= SPINNER_IMAGES).then(|| {
-        Spinner::start(format!(
+    let bar = (slow || images >= PROGRESS_IMAGES).then(|| {
+        Bar::start(format!(
             "scoring {images} candidates ({})",
-            job.options
-                .metrics
+            opts.metrics
                 .iter()
                 .map(|m| m.name())
                 .collect::<Vec<_>>()
                 .join(", ")
         ))
     });
+    let progress = bar.as_ref().and_then(Bar::scoring);
+    let job = engine::Job {
+        candidates: cands,
+        references: engine::Refs::Owned(refs),
+        kind: engine::Kind::of(splits, multi)?,
+        options: Options {
+            progress: progress
+                .as_ref()
+                .map(|p| p as &(dyn Fn(engine::Progress) + Sync)),
+            ..opts
+        },
+    };
     let outcome = pool.install(|| engine::run(job));
-    drop(spinner);
+    drop(progress);
+    drop(bar);
     let mut report = outcome?.into_report()?;
     report.warnings.extend(skipped);
     print_warnings(&report.warnings);
@@ -523,19 +530,30 @@ fn compare(a: CompareArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     emit(a.output.out.as_deref(), &text, stdout)
 }
 
-/// Scoring runs from this many candidates on show a spinner (on a terminal).
-const SPINNER_IMAGES: usize = 10_000;
+/// Scoring runs from this many candidates on show their progress (on a terminal).
+const PROGRESS_IMAGES: usize = 10_000;
 
-/// A spinner with a message and the elapsed time on stderr while long work runs (loading or
-/// fetching data, SPICE, METEOR, large sets); only when stderr is a terminal, so files, pipes
-/// and logs get nothing but the one-line notes. Cleared when dropped.
-struct Spinner(Option<indicatif::ProgressBar>);
+/// Long work drawn on stderr, only when stderr is a terminal, so files, pipes and logs get
+/// nothing but the one-line notes: a spinner with a message and the elapsed time while data
+/// loads, then, as the work reports it, a counted bar (done / total, ETA) per scoring stage
+/// ([`engine::Progress`]: images for the n-gram metrics and METEOR, captions parsed for
+/// SPICE) or the counted steps of a fetch per resource (download, verify, prepare). Cleared
+/// when dropped.
+struct Bar(Option<Arc<Drawn>>);
 
-impl Spinner {
-    fn start(message: String) -> Spinner {
+/// The drawn bar, shared with the hooks the core calls.
+struct Drawn {
+    pb: indicatif::ProgressBar,
+    /// The highest count drawn in the current stage (hooks run on several threads).
+    high: AtomicU64,
+}
+
+impl Bar {
+    /// A spinner with `message` (nothing when stderr is not a terminal).
+    fn start(message: String) -> Bar {
         use std::io::IsTerminal;
         if !std::io::stderr().is_terminal() {
-            return Spinner(None);
+            return Bar(None);
         }
         let pb = indicatif::ProgressBar::new_spinner();
         if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]") {
@@ -543,14 +561,75 @@ impl Spinner {
         }
         pb.set_message(message);
         pb.enable_steady_tick(std::time::Duration::from_millis(100));
-        Spinner(Some(pb))
+        Bar(Some(Arc::new(Drawn {
+            pb,
+            high: AtomicU64::new(0),
+        })))
+    }
+
+    /// The scoring hook of [`Options::progress`] for this bar (none when nothing is drawn).
+    fn scoring(&self) -> Option<impl Fn(engine::Progress) + Sync + '_> {
+        let d = self.0.as_deref()?;
+        Some(move |p: engine::Progress| {
+            if p.done == 0 {
+                d.counted(p.stage.label(), p.total as u64);
+            } else {
+                d.advance(p.done as u64);
+            }
+        })
+    }
+
+    /// The step hook of a fetch for this bar (none when nothing is drawn); with
+    /// `first_use_in`, the line that says a first-use fetch into that folder starts is printed
+    /// above the bar.
+    fn fetch_steps(&self, first_use_in: Option<PathBuf>) -> Option<resources::fetch::OnStep> {
+        let d = self.0.clone()?;
+        Some(resources::fetch::OnStep(Arc::new(move |r, step| {
+            if let (Some(dir), resources::fetch::FetchStep::Download) = (&first_use_in, step) {
+                d.pb.println(format!(
+                    "capscore: fetching {} into {} (first use)",
+                    r.name(),
+                    dir.display()
+                ));
+            }
+            d.pb.set_message(format!(
+                "{}: step {}/{} {}",
+                r.name(),
+                step.index() + 1,
+                resources::fetch::FetchStep::COUNT,
+                step.label()
+            ));
+        })))
     }
 }
 
-impl Drop for Spinner {
+impl Drawn {
+    /// A new counted stage of `total` units.
+    fn counted(&self, what: &str, total: u64) {
+        self.high.store(0, Ordering::Relaxed);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:30}] {pos}/{len} (ETA {eta}) [{elapsed}]",
+        ) {
+            self.pb.set_style(style.progress_chars("=> "));
+        }
+        self.pb.set_length(total);
+        self.pb.set_position(0);
+        self.pb.reset_eta();
+        self.pb.set_message(what.to_owned());
+    }
+
+    /// `done` units of the current stage are done (calls may arrive out of order).
+    fn advance(&self, done: u64) {
+        if self.high.fetch_max(done, Ordering::Relaxed) < done {
+            self.pb.set_position(done);
+        }
+    }
+}
+
+impl Drop for Bar {
     fn drop(&mut self) {
-        if let Some(pb) = self.0.take() {
-            pb.finish_and_clear();
+        if let Some(d) = self.0.take() {
+            d.pb.finish_and_clear();
         }
     }
 }
@@ -564,12 +643,16 @@ fn load_for(
     explicit_meteor: bool,
     res: &ResourceArgs,
 ) -> Result<(Loaded, Vec<engine::Warning>), CliError> {
-    let spinner = metrics
+    let bar = metrics
         .iter()
         .any(|m| matches!(m, Metric::Meteor | Metric::Spice))
-        .then(|| Spinner::start("loading METEOR's and SPICE's data (fetched on first use)".into()));
+        .then(|| Bar::start("loading METEOR's and SPICE's data (fetched on first use)".into()));
+    let res = ResourceArgs {
+        on_step: bar.as_ref().and_then(|b| b.fetch_steps(Some(res.dir()))),
+        ..res.clone()
+    };
     let loaded = res.load_for(metrics, explicit_meteor);
-    drop(spinner);
+    drop(bar);
     let mut loaded = loaded.map_err(|e| CliError::Other(e.to_string()))?;
     let skipped = std::mem::take(&mut loaded.skipped)
         .into_iter()
@@ -707,15 +790,20 @@ fn fetch(a: FetchArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
             resources::how_to_get(what != "METEOR resources", &dir)
         ))
     };
-    let spinner = Spinner::start(format!(
+    let bar = Bar::start(format!(
         "fetching and verifying METEOR's data and the parser model into {}",
         dir.display()
     ));
-    let report = resources::fetch::meteor(&dir).map_err(|e| failed("METEOR resources", e))?;
+    let opts = resources::fetch::FetchOptions {
+        on_step: bar.fetch_steps(None),
+        ..resources::fetch::FetchOptions::from_env()
+    };
+    let report =
+        resources::fetch::meteor_with(&dir, &opts).map_err(|e| failed("METEOR resources", e))?;
     resources::load::verify_meteor(&dir)
         .map_err(|e| CliError::Other(format!("verification failed: {e}")))?;
-    let nlp = resources::fetch::nlp(&dir).map_err(|e| failed("the parser model", e));
-    drop(spinner);
+    let nlp = resources::fetch::nlp_with(&dir, &opts).map_err(|e| failed("the parser model", e));
+    drop(bar);
     let nlp = nlp?;
     writeln!(
         stdout,

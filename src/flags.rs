@@ -24,6 +24,7 @@ impl ResourceFlags {
         ResourceArgs {
             cache_dir: self.cache_dir.clone(),
             offline: self.offline,
+            on_step: None,
         }
     }
 }

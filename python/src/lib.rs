@@ -77,6 +77,7 @@ fn resource_args(cache_dir: Option<String>, offline: bool) -> ResourceArgs {
     ResourceArgs {
         cache_dir: cache_dir.map(PathBuf::from),
         offline,
+        on_step: None,
     }
 }
 

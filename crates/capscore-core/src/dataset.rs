@@ -365,7 +365,7 @@ impl Dataset {
         if !todo.is_empty() {
             let images: Vec<&[String]> =
                 todo.iter().map(|&(i, _)| refs_tok[i].as_slice()).collect();
-            let (graphs, failed) = sp.caption_graphs_until(&images, cancel);
+            let (graphs, failed) = sp.caption_graphs_until(&images, cancel, &|_| {});
             if cancel() {
                 // Possibly half-built: nothing of it is kept.
                 return Err(crate::engine::cancelled());

@@ -89,7 +89,8 @@ fn rfc3339(secs: u64) -> String {
     )
 }
 
-fn info(ds: &Dataset, outcome: Option<PutOutcome>) -> DatasetInfo {
+/// What the dataset routes answer about `ds` (`outcome`: what a PUT did).
+pub(crate) fn info(ds: &Dataset, outcome: Option<PutOutcome>) -> DatasetInfo {
     DatasetInfo {
         name: ds.name.clone(),
         images: ds.image_count(),
@@ -165,7 +166,7 @@ pub struct PutParams {
     put,
     path = "/v1/datasets/{name}",
     tag = "datasets",
-    params(("name" = String, Path, description = "Dataset name, `[A-Za-z0-9._-]{1,64}`"), PutParams),
+    params(("name" = String, Path, description = "Dataset name, `[A-Za-z0-9._-]{1,64}`", example = "tiny-val"), PutParams),
     request_body(content = Object, description = "COCO captions annotation file or {\"references\": {...}}",
         example = json!({"references": {
             "1": ["A dog runs on the grass.", "A brown dog running in a park."],
@@ -180,6 +181,7 @@ pub struct PutParams {
         (status = 422, description = "Bad name (`invalid_dataset_name`) or content (`invalid_format`, `invalid_caption`, `invalid_image_id`, `empty_results`, `limit_exceeded`)", body = Problem, content_type = "application/problem+json"),
         R::StorageFailure, R::Overloaded,
         (status = 504, description = "Timed out before the registration was committed: nothing was registered (`timeout`)", body = Problem, content_type = "application/problem+json"),
+        (status = 507, description = "The registered datasets with this one would hold more than the memory budget leaves (`memory_budget_full`): nothing was registered", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn put_dataset(
@@ -335,7 +337,7 @@ pub async fn list_datasets(
     get,
     path = "/v1/datasets/{name}",
     tag = "datasets",
-    params(("name" = String, Path, description = "Dataset name")),
+    params(("name" = String, Path, description = "Dataset name", example = "tiny-val")),
     security((), ("bearer" = [])),
     responses(
         (status = 200, description = "The dataset", body = DatasetInfo),
@@ -364,7 +366,7 @@ pub async fn get_dataset(
         (status = 204, description = "Deleted"),
         R::Unauthorized, R::AdminOnly, R::UnknownDataset, R::BadName, R::StorageFailure, R::Overloaded,
     ),
-    params(("name" = String, Path, description = "Dataset name")),
+    params(("name" = String, Path, description = "Dataset name", example = "tiny-val")),
     security((), ("bearer" = [])),
 )]
 pub async fn delete_dataset(

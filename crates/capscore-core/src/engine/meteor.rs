@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use super::metric::Metric;
-use super::options::cancelled;
+use super::options::{cancelled, Stage, Tally};
 use super::step::{Ctx, Out};
 use crate::input::{ErrorCode, InputError};
 use crate::metrics::meteor::{self, MeteorError, SegmentStats};
@@ -17,6 +17,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
     let m = ctx.loaded(Metric::Meteor, ctx.opts.meteor)?;
     let _span = tracing::debug_span!("meteor").entered();
     let (batch, tok) = (ctx.batch, ctx.tok);
+    let tally = Tally::start(ctx.opts, Stage::Meteor, batch.items.len());
     let stats: Vec<Option<Result<SegmentStats, MeteorError>>> = (0..batch.items.len())
         .into_par_iter()
         .map(|i| {
@@ -24,7 +25,9 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
                 return None;
             }
             let refs: Vec<&str> = tok.references[i].iter().map(String::as_str).collect();
-            Some(m.segment(&tok.candidates[i], &refs))
+            let st = m.segment(&tok.candidates[i], &refs);
+            tally.add(1);
+            Some(st)
         })
         .collect();
     let Some(stats) = stats.into_iter().collect::<Option<Vec<_>>>() else {

@@ -46,7 +46,7 @@ mod step;
 pub use job::{run, Job, Kind, Outcome, Refs};
 pub use metric::{coded_error, Metric};
 pub(crate) use options::cancelled;
-pub use options::{DfChoice, Options, Tokenizer};
+pub use options::{DfChoice, Options, Progress, Stage, Tokenizer};
 pub use pool::{check_threads, max_threads, thread_pool, THREADS_PER_CORE};
 pub use report::{
     BleuTotals, ImageScores, Report, RunStats, Scores, SpiceReport, TokenizedItem, Warning,
@@ -89,6 +89,52 @@ mod tests {
             let json = serde_json::to_string(&m).unwrap();
             assert_eq!(serde_json::from_str::<Metric>(&json).unwrap(), m);
         }
+    }
+
+    /// The progress hook (issue 25): the n-gram stage reports 0 first, then once per image
+    /// with distinct counts up to the number of images; the report does not change.
+    #[test]
+    fn progress_counts_every_image_of_the_ngram_stage() {
+        let refs = serde_json::json!({
+            "1": ["a dog runs on the grass", "a brown dog"],
+            "2": ["a cat sleeps on a sofa", "a grey cat"],
+            "3": ["a man surfing on a wave", "a surfer"],
+        });
+        let cands = serde_json::json!([
+            {"image_id": 1, "caption": "a dog on grass"},
+            {"image_id": 2, "caption": "a cat on a sofa"},
+            {"image_id": 3, "caption": "a man on a wave"},
+        ]);
+        let metrics = [Metric::Bleu, Metric::RougeL, Metric::CiderD];
+        let seen = std::sync::Mutex::new(Vec::new());
+        let hook = |p: Progress| seen.lock().unwrap().push(p);
+        let score_with = |progress: Option<&(dyn Fn(Progress) + Sync)>| {
+            let job = Job {
+                candidates: crate::input::parse_candidates(&cands).unwrap(),
+                references: Refs::Owned(crate::input::parse_references(&refs).unwrap()),
+                kind: Kind::Plain,
+                options: Options {
+                    progress,
+                    ..Options::new(&metrics)
+                },
+            };
+            run(job).unwrap().into_report().unwrap()
+        };
+        let with = score_with(Some(&hook));
+        let without = score_with(None);
+        assert_eq!(
+            serde_json::to_string(&with).unwrap(),
+            serde_json::to_string(&without).unwrap()
+        );
+        let seen = seen.into_inner().unwrap();
+        assert_eq!(seen.len(), 4, "{seen:?}");
+        assert_eq!(seen[0].done, 0);
+        let mut done: Vec<usize> = seen.iter().map(|p| p.done).collect();
+        done.sort_unstable();
+        assert_eq!(done, [0, 1, 2, 3]);
+        assert!(seen
+            .iter()
+            .all(|p| p.stage == Stage::Ngrams && p.total == 3));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! Must not: read files or know where the references came from (the context says).
 
 use super::metric::Metric;
-use super::options::cancelled;
+use super::options::{cancelled, Stage, Tally};
 use super::report::{Warning, WarningCode};
 use super::step::{Ctx, DfUse, Out};
 use crate::input::{ErrorCode, InputError};
@@ -113,6 +113,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
     let variants_ref = variants.as_slice();
     let words = &words;
     let stop = || ctx.opts.cancelled();
+    let tally = Tally::start(ctx.opts, Stage::Ngrams, n);
     let stats: Vec<ImageStats> = words.map_images(&stop, |s: &mut Scratch, image| {
         let mut out = ImageStats::default();
         if let Some((grams, matches)) = image.grams {
@@ -133,6 +134,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
             let refs: Vec<&[u32]> = it.collect();
             out.rouge = rouge::score_ids(cand, &refs, &mut s.rouge);
         }
+        tally.add(1);
         out
     });
     if stats.len() != n {

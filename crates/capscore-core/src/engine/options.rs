@@ -1,5 +1,8 @@
 //! What a run computes and how: [`Options`], where CIDEr's document frequencies come from
-//! ([`DfChoice`]), how captions become words ([`Tokenizer`]), and cooperative cancellation.
+//! ([`DfChoice`]), how captions become words ([`Tokenizer`]), cooperative cancellation, and
+//! progress reports ([`Progress`]).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::bootstrap::BootstrapSpec;
 use super::metric::Metric;
@@ -62,6 +65,88 @@ pub struct Options<'a> {
     /// loops stop and [`score`] answers `timeout` (a server's request timed out or its client
     /// went away; nobody reads the result).
     pub cancel: Option<&'a (dyn Fn() -> bool + Sync)>,
+    /// Progress of the long stages (n-gram metrics, METEOR, SPICE), for a front end that draws
+    /// it: called from the worker threads, so it must be cheap. Without it nothing is counted.
+    pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
+}
+
+/// A stage of a run that reports its progress ([`Options::progress`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// BLEU, ROUGE-L and CIDEr: images scored.
+    Ngrams,
+    /// METEOR: images aligned.
+    Meteor,
+    /// SPICE: captions parsed, candidates and then the references whose graphs are not
+    /// cached.
+    Spice,
+}
+
+impl Stage {
+    /// What the stage counts, for a person: `images scored (BLEU, ROUGE-L, CIDEr)`, ...
+    pub fn label(self) -> &'static str {
+        match self {
+            Stage::Ngrams => "images scored (BLEU, ROUGE-L, CIDEr)",
+            Stage::Meteor => "images aligned (METEOR)",
+            Stage::Spice => "captions parsed (SPICE)",
+        }
+    }
+}
+
+/// How far a stage is: `done` of `total` units. Each stage reports `done == 0` first (before
+/// any work, from the calling thread), then once per unit or batch of units done, from the
+/// worker threads: every call's `done` is distinct, and the largest is `total` when the stage
+/// completes (not when it is cancelled). Calls from different threads may arrive out of order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// The stage.
+    pub stage: Stage,
+    /// Units done so far.
+    pub done: usize,
+    /// Units of the stage.
+    pub total: usize,
+}
+
+/// A stage's counter: reports [`Progress`] to the options' hook (a no-op without one).
+pub(crate) struct Tally<'a> {
+    hook: Option<&'a (dyn Fn(Progress) + Sync)>,
+    stage: Stage,
+    total: usize,
+    done: AtomicUsize,
+}
+
+impl<'a> Tally<'a> {
+    /// Starts `stage` of `total` units (reports 0 done).
+    pub(crate) fn start(opts: &Options<'a>, stage: Stage, total: usize) -> Tally<'a> {
+        if let Some(h) = opts.progress {
+            h(Progress {
+                stage,
+                done: 0,
+                total,
+            });
+        }
+        Tally {
+            hook: opts.progress,
+            stage,
+            total,
+            done: AtomicUsize::new(0),
+        }
+    }
+
+    /// `n` more units done.
+    #[inline]
+    pub(crate) fn add(&self, n: usize) {
+        if let Some(h) = self.hook {
+            if n > 0 {
+                let done = self.done.fetch_add(n, Ordering::Relaxed) + n;
+                h(Progress {
+                    stage: self.stage,
+                    done,
+                    total: self.total,
+                });
+            }
+        }
+    }
 }
 
 impl<'a> Options<'a> {
@@ -79,6 +164,7 @@ impl<'a> Options<'a> {
             require_complete: false,
             keep_pool: false,
             cancel: None,
+            progress: None,
         }
     }
 

@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use super::metric::Metric;
-use super::options::cancelled;
+use super::options::{cancelled, Stage, Tally};
 use super::report::{SpiceCategories, SpiceImageReport, SpiceMeans, SpiceReport, SpiceTuple};
 use super::report::{Warning, WarningCode};
 use super::step::{Ctx, Out};
@@ -25,11 +25,22 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
     let (batch, tok) = (ctx.batch, ctx.tok);
     let n = batch.items.len();
     let stop = ctx.opts.stop();
-    let (cand_tuples, cand_failed) = sp.tuples_until(&tok.candidates, stop);
+    let cached = ctx
+        .refs
+        .spice
+        .as_ref()
+        .filter(|c| c.graphs.len() == n && c.failed.len() == n);
+    let to_parse = match cached {
+        Some(_) => n,
+        None => n + tok.references.iter().map(Vec::len).sum::<usize>(),
+    };
+    let tally = Tally::start(ctx.opts, Stage::Spice, to_parse);
+    let parsed = |k: usize| tally.add(k);
+    let (cand_tuples, cand_failed) = sp.tuples_until(&tok.candidates, stop, &parsed);
     let mut failed: Vec<bool> = cand_failed;
     let built;
-    let graphs: &[SceneGraph] = match &ctx.refs.spice {
-        Some(c) if c.graphs.len() == n && c.failed.len() == n => {
+    let graphs: &[SceneGraph] = match cached {
+        Some(c) => {
             for (f, r) in failed.iter_mut().zip(&c.failed) {
                 *f |= r;
             }
@@ -37,7 +48,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
         }
         _ => {
             let images: Vec<&[String]> = tok.references.iter().map(Vec::as_slice).collect();
-            let (g, ref_failed) = sp.caption_graphs_until(&images, stop);
+            let (g, ref_failed) = sp.caption_graphs_until(&images, stop, &parsed);
             for (f, r) in failed.iter_mut().zip(ref_failed) {
                 *f |= r;
             }

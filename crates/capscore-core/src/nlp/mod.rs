@@ -464,24 +464,28 @@ impl Nlp {
     /// Tags and parses documents given as words; documents are independent, and the result
     /// does not depend on batching or on the number of threads.
     pub fn parse_batch(&self, docs: &[Vec<&str>]) -> Vec<Vec<ParsedToken>> {
-        self.parse_batch_until(docs, &|| false)
+        self.parse_batch_until(docs, &|| false, &|_| {})
     }
 
     /// [`Nlp::parse_batch`] that stops early once `stop()` is true (checked before each batch):
     /// the documents not parsed then come back empty (the caller discards the result).
+    /// `parsed(range)` is called after each batch with the indices of its documents (progress).
     pub fn parse_batch_until(
         &self,
         docs: &[Vec<&str>],
         stop: &(dyn Fn() -> bool + Sync),
+        parsed: &(dyn Fn(std::ops::Range<usize>) + Sync),
     ) -> Vec<Vec<ParsedToken>> {
         batches(docs)
             .into_par_iter()
             .flat_map_iter(|r| {
-                let chunk = &docs[r];
+                let chunk = &docs[r.clone()];
                 if stop() {
                     vec![Vec::new(); chunk.len()]
                 } else {
-                    self.parse_chunk(chunk)
+                    let out = self.parse_chunk(chunk);
+                    parsed(r);
+                    out
                 }
             })
             .collect()

@@ -23,6 +23,9 @@ pub struct ResourceArgs {
     pub cache_dir: Option<PathBuf>,
     /// Never download: a metric whose resources are missing is reported, not fetched.
     pub offline: bool,
+    /// Told as each step of a first-use fetch starts (a front end's progress); with it, the
+    /// front end also says that a fetch starts (else a line on stderr does).
+    pub on_step: Option<fetch::OnStep>,
 }
 
 /// A run's metrics with the resources they need, loaded by the one policy every front end
@@ -127,7 +130,7 @@ impl ResourceArgs {
         if self.offline && !ready {
             return Ok(None);
         }
-        self.ensure(ready, "METEOR resources", fetch::meteor)?;
+        self.ensure(ready, "METEOR resources", fetch::meteor_with)?;
         load::meteor(&dir)
             .map(Some)
             .map_err(ResourceError::loading("METEOR resources"))
@@ -143,9 +146,9 @@ impl ResourceArgs {
     /// first unless offline; the synonyms of an already loaded METEOR are shared.
     pub fn load_spice(&self, meteor: Option<Arc<Meteor>>) -> Result<Spice, ResourceError> {
         let dir = self.dir();
-        self.ensure(self.spice_ready(), "SPICE's resources", |d| {
-            fetch::meteor(d)?;
-            fetch::nlp(d)
+        self.ensure(self.spice_ready(), "SPICE's resources", |d, o| {
+            fetch::meteor_with(d, o)?;
+            fetch::nlp_with(d, o)
         })?;
         let loaded = match meteor {
             Some(m) => load::spice(&dir, SynonymSource::Meteor(m)),
@@ -157,7 +160,7 @@ impl ResourceArgs {
     /// Loads the English parser, fetching its model first unless offline.
     pub fn load_nlp(&self) -> Result<Nlp, ResourceError> {
         let dir = self.dir();
-        self.ensure(load::nlp_ready(&dir), "the parser model", fetch::nlp)?;
+        self.ensure(load::nlp_ready(&dir), "the parser model", fetch::nlp_with)?;
         load::nlp(&dir).map_err(ResourceError::loading("the parser model"))
     }
 
@@ -173,7 +176,7 @@ impl ResourceArgs {
         &self,
         ready: bool,
         what: &str,
-        fetch: impl FnOnce(&Path) -> Result<fetch::FetchReport, ResourceError>,
+        fetch: impl FnOnce(&Path, &fetch::FetchOptions) -> Result<fetch::FetchReport, ResourceError>,
     ) -> Result<(), ResourceError> {
         if ready {
             return Ok(());
@@ -185,11 +188,18 @@ impl ResourceArgs {
                 dir,
             });
         }
-        eprintln!(
-            "capscore: fetching {what} into {} (first use)",
-            dir.display()
-        );
-        fetch(&dir)
+        // A front end that draws the steps says it itself (above what it draws).
+        if self.on_step.is_none() {
+            eprintln!(
+                "capscore: fetching {what} into {} (first use)",
+                dir.display()
+            );
+        }
+        let opts = fetch::FetchOptions {
+            on_step: self.on_step.clone(),
+            ..fetch::FetchOptions::from_env()
+        };
+        fetch(&dir, &opts)
             .map(|_| ())
             .map_err(|e| ResourceError::Fetching {
                 what: what.into(),

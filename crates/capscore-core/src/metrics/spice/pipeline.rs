@@ -81,15 +81,18 @@ impl Spice {
     /// caption, whether its tuples could not be built (a converter failure: that caption
     /// contributes no tuples, and callers report it; never silently).
     pub fn tuples<S: AsRef<str> + Sync>(&self, captions: &[S]) -> (Vec<Vec<Tuple>>, Vec<bool>) {
-        self.tuples_until(captions, &|| false)
+        self.tuples_until(captions, &|| false, &|_| {})
     }
 
     /// [`Spice::tuples`] that stops early once `stop()` is true (checked per parser batch and
-    /// per caption): the result is then incomplete and must be discarded.
+    /// per caption): the result is then incomplete and must be discarded. `parsed(n)` is
+    /// called as the parser finishes a batch, with the number of `captions` it covered
+    /// (duplicates included: the calls add up to `captions.len()`).
     pub fn tuples_until<S: AsRef<str> + Sync>(
         &self,
         captions: &[S],
         stop: &(dyn Fn() -> bool + Sync),
+        parsed: &(dyn Fn(usize) + Sync),
     ) -> (Vec<Vec<Tuple>>, Vec<bool>) {
         let mut index: FxHashMap<&str, usize> = FxHashMap::default();
         let mut uniq: Vec<&str> = Vec::new();
@@ -107,8 +110,13 @@ impl Spice {
             .iter()
             .map(|c| c.split_whitespace().collect())
             .collect();
-        let parsed = self.nlp.parse_batch_until(&docs, stop);
-        let tuples: Vec<Option<Vec<Tuple>>> = parsed
+        let mut copies = vec![0usize; uniq.len()];
+        for &i in &slots {
+            copies[i] += 1;
+        }
+        let docs_parsed = |r: std::ops::Range<usize>| parsed(copies[r].iter().sum());
+        let parses = self.nlp.parse_batch_until(&docs, stop, &docs_parsed);
+        let tuples: Vec<Option<Vec<Tuple>>> = parses
             .par_iter()
             .map(|tokens| {
                 if stop() {
@@ -160,21 +168,23 @@ impl Spice {
     /// image i's references), every caption parsed in one batch; per image, whether a
     /// reference's tuples could not be built (see [`Spice::tuples`]).
     pub fn caption_graphs(&self, images: &[&[String]]) -> (Vec<SceneGraph>, Vec<bool>) {
-        self.caption_graphs_until(images, &|| false)
+        self.caption_graphs_until(images, &|| false, &|_| {})
     }
 
     /// [`Spice::caption_graphs`] that stops early once `stop()` is true (the result is then
-    /// incomplete: discard it).
+    /// incomplete: discard it); `parsed(n)` as in [`Spice::tuples_until`] (the calls add up to
+    /// the number of reference captions).
     pub fn caption_graphs_until(
         &self,
         images: &[&[String]],
         stop: &(dyn Fn() -> bool + Sync),
+        parsed: &(dyn Fn(usize) + Sync),
     ) -> (Vec<SceneGraph>, Vec<bool>) {
         let flat: Vec<&str> = images
             .iter()
             .flat_map(|r| r.iter().map(String::as_str))
             .collect();
-        let (tuples, failed) = self.tuples_until(&flat, stop);
+        let (tuples, failed) = self.tuples_until(&flat, stop, parsed);
         let (mut tuples, mut failed) = (tuples.into_iter(), failed.into_iter());
         let grouped: Vec<Vec<Vec<Tuple>>> = images
             .iter()
