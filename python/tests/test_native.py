@@ -7,6 +7,7 @@ import json
 import pickle
 import random
 import subprocess
+import sys
 import threading
 import time
 
@@ -430,3 +431,12 @@ def test_codalab_scoring_program_writes_scores_txt(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "capscore.codalab", str(tmp_path / "input"), str(tmp_path / "out2")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "incomplete_results" in bad.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mimalloc's huge pages are a Linux matter")
+def test_the_extensions_allocator_keeps_huge_pages_out():
+    # Issue 27: mimalloc's arenas without transparent huge pages (first calls waited for the
+    # kernel to zero and compact 2 MiB pages); the option is read back from mimalloc.
+    from capscore import _capscore
+
+    assert _capscore._allocator_huge_pages == 0
