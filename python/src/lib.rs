@@ -836,14 +836,14 @@ const MI_OPTION_GENERIC_COLLECT: libmimalloc_sys::mi_option_t = 36;
 /// calls of 46-170 ms instead of 46-58 ms (docs/performance.md, "Python package"). The option's
 /// place in mimalloc's list is checked first by its neighbour's default (10,000), so a mimalloc
 /// whose list differs is left alone. Returns mimalloc's `allow_thp` afterwards.
-fn no_huge_pages() -> i64 {
+fn no_huge_pages() -> std::os::raw::c_long {
     // SAFETY: mimalloc's option getters and setters take and return integers; the module is
     // initialised once, under the GIL, before the extension starts any thread of its own.
     unsafe {
         if libmimalloc_sys::mi_option_get(MI_OPTION_GENERIC_COLLECT) == 10_000 {
             libmimalloc_sys::mi_option_set(MI_OPTION_ALLOW_THP, 0);
         }
-        libmimalloc_sys::mi_option_get(MI_OPTION_ALLOW_THP).into()
+        libmimalloc_sys::mi_option_get(MI_OPTION_ALLOW_THP)
     }
 }
 
