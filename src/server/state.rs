@@ -78,6 +78,16 @@ impl App {
         freed
     }
 
+    /// The end of a request that scored against `ds` (if any): returns the request's own
+    /// `reserved` memory, then takes the dataset's share of the budget (SPICE graphs the
+    /// request built, or a version another replica registered; [`App::hold_loaded`]).
+    pub fn settle(&self, ds: Option<&crate::dataset::Dataset>, reserved: super::cost::Reservation) {
+        drop(reserved);
+        if let Some(d) = ds {
+            self.hold_loaded(d);
+        }
+    }
+
     /// Keeps `ds`'s share of the memory budget up to date (a dataset another replica
     /// registered, SPICE graphs built since). Cached SPICE graphs the budget cannot take (after
     /// evicting colder datasets' graphs) are dropped again, so caches never hold memory outside

@@ -182,11 +182,7 @@ fn compare_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiE
     let report: CompareReport = engine::run(job)?.into_comparison()?;
     let bytes = serde_json::to_vec(&report).map_err(ApiError::internal)?;
     drop(report);
-    if let Some(d) = &dataset {
-        // Taken once this request's own reservation is returned (see `score`).
-        drop(reserved);
-        app.hold_loaded(d);
-    }
+    app.settle(dataset.as_deref(), reserved);
     Ok(bytes)
 }
 

@@ -499,12 +499,7 @@ fn score_blocking(app: &App, body: &[u8], fate: &Fate) -> Result<Vec<u8>, ApiErr
     };
     let bytes = serde_json::to_vec(&out).map_err(ApiError::internal)?;
     drop(out);
-    if let Some(d) = &ds {
-        // Its share of the budget: SPICE graphs built just now, or a version another
-        // replica registered; taken once this request's own reservation is returned.
-        drop(reserved);
-        app.hold_loaded(d);
-    }
+    app.settle(ds.as_deref(), reserved);
     Ok(bytes)
 }
 
