@@ -183,17 +183,8 @@ pub fn content_sha256(refs: &References) -> String {
 
 /// [`content_sha256`] that gives up once `stop()` is true (checked per 1,024 images).
 fn content_sha256_until(refs: &References, stop: &dyn Fn() -> bool) -> Option<String> {
-    struct Hasher(Sha256);
-    impl std::io::Write for Hasher {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.update(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut h = Hasher(Sha256::new());
+    // The hasher is an `io::Write`: each line is serialized straight into it.
+    let mut h = Sha256::new();
     for (i, (id, caps)) in refs.images.iter().enumerate() {
         if i % 1024 == 0 && stop() {
             return None;
@@ -201,9 +192,9 @@ fn content_sha256_until(refs: &References, stop: &dyn Fn() -> bool) -> Option<St
         // A tuple is written as the JSON array, compact, like `Value`'s `to_string`.
         serde_json::to_writer(&mut h, &(key_kind(id), &id.raw, caps))
             .expect("strings and JSON values always serialize");
-        h.0.update(b"\n");
+        h.update(b"\n");
     }
-    Some(hex(&h.0.finalize()))
+    Some(hex(&h.finalize()))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -1265,17 +1256,18 @@ mod tests {
             h.update(b"\n");
         }
         assert_eq!(content_sha256(&refs), hex(&h.finalize()));
-        let ids = parse_references(
-            &json!([{"image_id": 7, "caption": "x"}, {"image_id": "7", "caption": "y"}]),
-        );
-        if let Ok(refs) = ids {
-            let mut h = Sha256::new();
-            for (id, caps) in &refs.images {
-                h.update(json!([key_kind(id), id.raw, caps]).to_string().as_bytes());
-                h.update(b"\n");
-            }
-            assert_eq!(content_sha256(&refs), hex(&h.finalize()));
+        // Ids given as values (a COCO file), integer and string.
+        let refs = parse_references(&json!({"annotations": [
+            {"image_id": 7, "caption": "x"},
+            {"image_id": "7", "caption": "y"}
+        ]}))
+        .unwrap();
+        let mut h = Sha256::new();
+        for (id, caps) in &refs.images {
+            h.update(json!([key_kind(id), id.raw, caps]).to_string().as_bytes());
+            h.update(b"\n");
         }
+        assert_eq!(content_sha256(&refs), hex(&h.finalize()));
     }
 
     /// A build stopped at any of its last checks (interning per 1,024 images, the document
