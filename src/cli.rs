@@ -481,8 +481,7 @@ fn emit(out: Option<&Path>, text: &str, stdout: &mut dyn Write) -> Result<(), Cl
     match out.filter(|p| *p != Path::new("-")) {
         Some(path) => write_output(path, text.as_bytes())
             .map_err(|e| CliError::Other(format!("cannot write {}: {e}", path.display()))),
-        None => stdout
-            .write_all(text.as_bytes())
+        None => write_in_pieces(stdout, text.as_bytes())
             .and_then(|()| stdout.flush())
             .map_err(|e| CliError::Other(e.to_string())),
     }
@@ -696,6 +695,14 @@ fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_through(path, bytes, false)
 }
 
+/// `w.write_all(bytes)` in pieces of 1 MiB: one write(2) of a 128 MB report took 0.4-1 s of
+/// system time, in pieces about 0.03 s (issue 27).
+fn write_in_pieces(w: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
+    bytes
+        .chunks(1 << 20)
+        .try_for_each(|piece| w.write_all(piece))
+}
+
 /// Opens `path` for writing (following links; `create` for a dangling link's target) and
 /// writes `bytes` to it.
 fn write_through(path: &Path, bytes: &[u8], create: bool) -> std::io::Result<()> {
@@ -704,7 +711,7 @@ fn write_through(path: &Path, bytes: &[u8], create: bool) -> std::io::Result<()>
         .create(create)
         .truncate(create)
         .open(path)?;
-    f.write_all(bytes)?;
+    write_in_pieces(&mut f, bytes)?;
     f.flush()
 }
 

@@ -18,13 +18,17 @@ use super::words::{Interner, WordTable};
 // 1. words: each chunk of images interns its captions' words into a chunk-local vocabulary (in
 //    parallel); the words the batch's [`Interner`] knows keep their ids, and the new ones are
 //    numbered by hash part (in parallel over [`WORD_PARTS`] parts), after the interner's ids;
-//    then each chunk maps its words to batch ids and lists its n-gram windows of orders 2..=4,
-//    keyed by packed word ids, into [`PARTS`] hash partitions (in parallel);
-// 2. n-gram ids: each partition interns its windows, reference windows first in image order
-//    (counting document frequencies as it goes), then candidate windows, and computes the CIDEr
-//    weight `ln(N) - ln(max(1, df))` of each of its n-grams (in parallel over the partitions).
-//    Unigrams need no table: their id is an offset plus the word id, and their document
-//    frequencies are counted in an array indexed by word.
+//    then each chunk maps its words to batch ids (in parallel);
+// 2. n-gram ids, a group of [`GROUP_CHUNKS`] chunks at a time: each chunk of the group lists
+//    its n-gram windows of orders 2..=4, keyed by packed word ids, into [`PARTS`] hash
+//    partitions (in parallel over chunks); each partition interns the group's windows into its
+//    table, chunk after chunk, an image's reference windows (counting document frequencies)
+//    then its chunk's candidate windows (in parallel over partitions); each chunk then keeps
+//    one id per window, in window order (in parallel over chunks). Only a group's keys are
+//    held at once (issue 27: the keys of a whole 500,000-image batch took about 1 GB).
+//    Unigrams need no table: their id is the word id, and their document frequencies are
+//    counted in an array indexed by word. An n-gram's id says where its frequency is: partition
+//    `p`'s `i`-th n-gram is `gram_base + i * PARTS + p`.
 //
 // Chunking and partitioning are fixed (they do not depend on the number of threads), so the ids
 // are deterministic; no output depends on them anyway (they are only compared for equality and
@@ -34,12 +38,18 @@ use super::words::{Interner, WordTable};
 const PART_BITS: u32 = 4;
 /// Number of hash partitions of the n-gram table.
 const PARTS: usize = 1 << PART_BITS;
-/// The "partition" of unigrams (whose local id is the word id).
-const UNIGRAMS: usize = PARTS;
 /// Images per chunk (fixed, so that ids do not depend on the number of threads).
 const CHUNK_IMAGES: usize = 64;
-/// A window's place in its partition's list takes the low `POS_BITS` bits of its location.
-const POS_BITS: u32 = 32 - PART_BITS;
+/// Chunks whose n-gram keys are listed and interned together (fixed, like the chunks): 16,384
+/// images, some tens of MB of keys.
+const GROUP_CHUNKS: usize = 256;
+/// A window's location (see [`ChunkWindows::loc`]): its side in the top bit, then its
+/// partition, then its place in that partition's list in the low `POS_BITS` bits.
+const SIDE_BIT: u32 = 31;
+/// See [`SIDE_BIT`].
+const POS_BITS: u32 = SIDE_BIT - PART_BITS;
+/// See [`SIDE_BIT`].
+const POS_MASK: u32 = (1 << POS_BITS) - 1;
 
 /// Hash parts of a batch's new words, numbered in parallel.
 const WORD_PARTS: usize = 16;
@@ -57,12 +67,6 @@ fn word_part(prefix: u64, len: usize, parts: usize) -> usize {
 #[inline]
 fn part<K: GramKey>(key: K) -> usize {
     (key.hash() >> (64 - PART_BITS)) as usize
-}
-
-/// An n-gram id and its document frequency, stored in a key's place once it is interned.
-#[inline]
-fn pack<K: GramKey>(id: u32, df: u32) -> K {
-    K::from_value(u64::from(id) << 32 | u64::from(df))
 }
 
 /// One caption of a batch: its tokenized text and, when interned ahead of time (a registered
@@ -95,13 +99,9 @@ struct WordChunk {
     /// ROUGE-L words of the captions whose U+0020 split differs from their word split, by
     /// chunk-local caption index (ascending).
     rouge_words: Vec<(u32, Vec<u32>)>,
-    /// For each n-gram window of orders 2..=4 (captions in turn, each order-major), where its
-    /// n-gram is: `partition << POS_BITS | position` in `win_data` of its side. Empty when
-    /// n-grams were not requested.
-    win_loc: Vec<u32>,
-    /// Per side (references, candidates) and partition: `id << 32 | df` of the windows, in
-    /// window order.
-    win_data: [Vec<Vec<u64>>; 2],
+    /// The n-gram id of each window of orders 2..=4 (captions in turn, each order-major).
+    /// Empty when n-grams were not requested.
+    win_ids: Vec<u32>,
 }
 
 impl WordChunk {
@@ -118,12 +118,15 @@ impl WordChunk {
 /// captions of an image are its candidate then its references.
 pub struct BatchWords {
     chunks: Vec<WordChunk>,
-    /// Per word: the CIDEr weight `ln(N) - ln(max(1, df))` of its unigram.
+    /// Per word: the CIDEr weight `ln(N) - ln(max(1, df))` of its unigram (whose id is the
+    /// word id).
     uni_idf: Vec<f64>,
     /// Per document frequency d: `ln(N) - ln(max(1, d))`, the weight of the other n-grams.
     idf_by_df: Vec<f64>,
-    /// The id of unigram `w` is `uni_base + w`.
-    uni_base: u32,
+    /// The document frequency of n-gram `gram_base + i` (orders 2..=4) is `gram_df[i]`.
+    gram_df: Vec<u32>,
+    /// See `gram_df`: one more than the largest word id.
+    gram_base: u32,
     /// True when the n-grams were interned.
     grams: bool,
     /// Every reference n-gram with its document frequency (only for [`document_frequencies`]).
@@ -451,7 +454,8 @@ impl BatchWords {
             ch: &self.chunks[c],
             uni_idf: &self.uni_idf,
             idf_by_df: &self.idf_by_df,
-            uni_base: self.uni_base,
+            gram_df: &self.gram_df,
+            gram_base: self.gram_base,
             j: 0,
             win: 0,
         }
@@ -515,7 +519,8 @@ pub struct ChunkGrams<'w> {
     ch: &'w WordChunk,
     uni_idf: &'w [f64],
     idf_by_df: &'w [f64],
-    uni_base: u32,
+    gram_df: &'w [u32],
+    gram_base: u32,
     j: usize,
     win: usize,
 }
@@ -544,15 +549,14 @@ impl ChunkGrams<'_> {
         let (ids, counts, idfs) = (&mut buf.ids[..], &mut buf.counts[..], &mut buf.idfs[..]);
         buf.spans.clear();
         let mut n = 0usize;
+        let (idf_by_df, gram_df, gram_base) = (self.idf_by_df, self.gram_df, self.gram_base);
         for k in caps {
-            let side = 1 - usize::from(k != ch.img_cap[j] as usize);
-            let (data, idf_by_df) = (&ch.win_data[side], self.idf_by_df);
             let words = ch.words(k);
             let begin = n;
             let mut ends = [0u32; MAX_ORDER];
-            let (uni_base, uni_idf) = (self.uni_base, self.uni_idf);
+            let uni_idf = self.uni_idf;
             n = count_into(
-                words.iter().map(|&w| (uni_base + w, uni_idf[w as usize])),
+                words.iter().map(|&w| (w, uni_idf[w as usize])),
                 words.len(),
                 (ids, counts, idfs),
                 n,
@@ -560,12 +564,11 @@ impl ChunkGrams<'_> {
             ends[0] = n as u32;
             for order in 2..=MAX_ORDER {
                 let len = (words.len() + 1).saturating_sub(order);
-                let locs = &ch.win_loc[self.win..self.win + len];
+                let grams = &ch.win_ids[self.win..self.win + len];
                 self.win += len;
-                let windows = locs.iter().map(|&l| {
-                    let v = data[(l >> POS_BITS) as usize][(l & ((1 << POS_BITS) - 1)) as usize];
-                    ((v >> 32) as u32, idf_by_df[v as u32 as usize])
-                });
+                let windows = grams
+                    .iter()
+                    .map(|&g| (g, idf_by_df[gram_df[(g - gram_base) as usize] as usize]));
                 n = count_into(windows, len, (ids, counts, idfs), n);
                 ends[order - 1] = n as u32;
             }
@@ -608,10 +611,9 @@ impl Parts<'_, '_> {
         rouge_words: Vec<Vec<(u32, Vec<u32>)>>,
         grams: Option<(IdfSource<'_>, u32)>,
     ) -> Option<BatchWords> {
-        // Batch word ids and the n-gram windows by partition, in parallel over chunks.
-        let with_grams = grams.is_some();
         let stop = self.stop;
-        let (chunks, windows): (Vec<WordChunk>, Vec<ChunkWindows<K>>) = locals
+        // Batch word ids, in parallel over chunks.
+        let mut chunks: Vec<WordChunk> = locals
             .into_par_iter()
             .zip(maps)
             .zip(rouge_words)
@@ -637,27 +639,16 @@ impl Parts<'_, '_> {
                     }
                 }
                 word_off.push(words.len() as u32);
-                let mut ch = WordChunk {
+                WordChunk {
                     first_img: a,
                     img_cap,
                     word_off,
                     words,
                     rouge_words,
-                    win_loc: Vec::new(),
-                    win_data: [Vec::new(), Vec::new()],
-                };
-                let windows = if with_grams && !stop() {
-                    windows::<K>(&mut ch)
-                } else {
-                    ChunkWindows {
-                        refs: Vec::new(),
-                        cands: Vec::new(),
-                        ref_end: Vec::new(),
-                    }
-                };
-                (ch, windows)
+                    win_ids: Vec::new(),
+                }
             })
-            .unzip();
+            .collect();
         if stop() {
             return None;
         }
@@ -666,7 +657,8 @@ impl Parts<'_, '_> {
                 chunks,
                 uni_idf: Vec::new(),
                 idf_by_df: Vec::new(),
-                uni_base: 0,
+                gram_df: Vec::new(),
+                gram_base: 0,
                 grams: false,
                 table: Vec::new(),
             });
@@ -679,127 +671,21 @@ impl Parts<'_, '_> {
             ),
             IdfSource::Table(t) => ((t.doc_count() as f64).ln(), Vec::new()),
         };
-        // N-gram ids: partition p numbers its n-grams from `base[p]` (room for as many as it
-        // has windows), unigrams are `base[UNIGRAMS] + word`.
-        let room: Vec<usize> = (0..PARTS)
-            .map(|p| {
-                windows
-                    .iter()
-                    .map(|w| w.refs[p].len() + w.cands[p].len())
-                    .sum()
-            })
-            .chain(std::iter::once(bound as usize))
-            .collect();
-        let total: usize = room.iter().sum();
-        assert!(total < u32::MAX as usize, "fewer than 2^32 n-grams");
-        let bases: Vec<u32> = room
-            .iter()
-            .scan(0usize, |acc, &r| {
-                let b = *acc;
-                *acc += r;
-                Some(b as u32)
-            })
-            .collect();
-        let uni_base = bases[UNIGRAMS];
-        // Each partition interns its windows in place: a window's key becomes its id and,
-        // once all references are counted, its document frequency ([`pack`]).
-        type SideKeys<K> = [Vec<Vec<K>>; 2];
-        let (mut keys, ref_ends): (Vec<SideKeys<K>>, Vec<Vec<[u32; PARTS]>>) = windows
-            .into_iter()
-            .map(|w| ([w.refs, w.cands], w.ref_end))
-            .unzip();
-        let mut lists: Vec<Vec<[&mut Vec<K>; 2]>> =
-            (0..PARTS).map(|_| Vec::with_capacity(keys.len())).collect();
-        for [refs, cands] in keys.iter_mut() {
-            for ((r, c), list) in refs.iter_mut().zip(cands.iter_mut()).zip(&mut lists) {
-                list.push([r, c]);
-            }
-        }
-        let export = self.export;
-        let ((uni_idf, uni_df), (max_df, mut table)) = rayon::join(
+        let ((uni_idf, uni_df), interned) = rayon::join(
             || unigram_idf(&chunks, bound, idf, ref_len, &ln),
-            || {
-                lists
-                    .into_par_iter()
-                    .enumerate()
-                    .map_init(
-                        || (KeyTable::<K, u32>::new(PART_BITS), Vec::new(), Vec::new()),
-                        |(map, df, last), (p, mut list)| {
-                            if stop() {
-                                return (0, Vec::new());
-                            }
-                            let base = bases[p];
-                            // About half the windows are distinct n-grams (the table grows if
-                            // need be); the storage is reused from partition to partition.
-                            map.reset(room[p] * 9 / 16);
-                            df.clear();
-                            last.clear();
-                            for ((ch, ends), [refs, _]) in
-                                chunks.iter().zip(&ref_ends).zip(list.iter_mut())
-                            {
-                                let mut at = 0usize;
-                                for (j, e) in ends.iter().enumerate() {
-                                    let img = (ch.first_img + j) as u32;
-                                    let end = e[p] as usize;
-                                    for slot in refs[at..end].iter_mut() {
-                                        let id = map.get_or_insert(*slot, || {
-                                            df.push(0);
-                                            last.push(u32::MAX);
-                                            base + (df.len() - 1) as u32
-                                        });
-                                        let i = (id - base) as usize;
-                                        if last[i] != img {
-                                            last[i] = img;
-                                            df[i] += 1;
-                                        }
-                                        *slot = pack::<K>(id, 0);
-                                    }
-                                    at = end;
-                                }
-                            }
-                            for [_, cands] in list.iter_mut() {
-                                for slot in cands.iter_mut() {
-                                    let id = map.get_or_insert(*slot, || {
-                                        df.push(0);
-                                        base + (df.len() - 1) as u32
-                                    });
-                                    *slot = pack::<K>(id, 0);
-                                }
-                            }
-                            if let IdfSource::Table(t) = idf {
-                                // The table's frequencies (0 when absent), as its `ln_df` uses.
-                                for (key, id) in map.iter() {
-                                    df[(id - base) as usize] = t.df(&key.ngram());
-                                }
-                            }
-                            for side in list.iter_mut() {
-                                for slot in side.iter_mut().flat_map(|v| v.iter_mut()) {
-                                    let id = (slot.value() >> 32) as u32;
-                                    *slot = pack::<K>(id, df[(id - base) as usize]);
-                                }
-                            }
-                            let table: Vec<(Ngram, u32)> = if export {
-                                map.iter()
-                                    .map(|(key, id)| (key.ngram(), df[(id - base) as usize]))
-                                    .filter(|e| e.1 > 0)
-                                    .collect()
-                            } else {
-                                Vec::new()
-                            };
-                            (df.iter().copied().max().unwrap_or(0), table)
-                        },
-                    )
-                    .reduce(
-                        || (0, Vec::new()),
-                        |(m, mut a), (n, b)| {
-                            a.extend(b);
-                            (m.max(n), a)
-                        },
-                    )
-            },
+            || intern_grams::<K>(&chunks, idf, bound, self.export, stop),
         );
         if stop() {
             return None;
+        }
+        let GramIds {
+            win_ids,
+            gram_df,
+            max_df,
+            mut table,
+        } = interned?;
+        for (ch, ids) in chunks.iter_mut().zip(win_ids) {
+            ch.win_ids = ids;
         }
         // `ln(N) - ln(max(1, d))`, with `ln` computed as the batch table does (the dataset
         // table computes its `ln_df` the same way).
@@ -809,19 +695,7 @@ impl Parts<'_, '_> {
                 IdfSource::Table(_) => ref_len - (d.max(1) as f64).ln(),
             })
             .collect();
-        let mut chunks = chunks;
-        chunks
-            .par_iter_mut()
-            .zip(keys.into_par_iter())
-            .for_each(|(ch, sides)| {
-                ch.win_data = sides.map(|parts| {
-                    parts
-                        .into_iter()
-                        .map(|v| v.into_iter().map(K::value).collect())
-                        .collect()
-                });
-            });
-        if export {
+        if self.export {
             table.extend(
                 uni_df
                     .iter()
@@ -834,11 +708,196 @@ impl Parts<'_, '_> {
             chunks,
             uni_idf,
             idf_by_df,
-            uni_base,
+            gram_df,
+            gram_base: bound,
             grams: true,
             table,
         })
     }
+}
+
+/// The n-grams (orders 2..=4) of a batch, interned: see [`intern_grams`].
+struct GramIds {
+    /// Per chunk, the id of each window, in window order.
+    win_ids: Vec<Vec<u32>>,
+    /// Per id (less the base), its document frequency.
+    gram_df: Vec<u32>,
+    /// The largest document frequency.
+    max_df: u32,
+    /// With `export`: every reference n-gram with its document frequency.
+    table: Vec<(Ngram, u32)>,
+}
+
+/// One hash partition's n-grams while the groups are interned.
+struct Partition<K> {
+    /// Key -> partition-local number.
+    map: KeyTable<K, u32>,
+    /// Per local number: the document frequency.
+    df: Vec<u32>,
+    /// Per local number: the last image (batch index) that counted it, `u32::MAX` before.
+    last: Vec<u32>,
+}
+
+impl<K: GramKey> Partition<K> {
+    /// The local number of `key` (a new key gets the next one).
+    #[inline]
+    fn intern(&mut self, key: K) -> u32 {
+        let (df, last) = (&mut self.df, &mut self.last);
+        self.map.get_or_insert(key, || {
+            df.push(0);
+            last.push(u32::MAX);
+            (df.len() - 1) as u32
+        })
+    }
+}
+
+/// Interns the n-gram windows (orders 2..=4) of the chunks a group at a time (see the
+/// comment at the top): partition `p`'s `i`-th n-gram gets id `gram_base + i * PARTS + p`.
+/// `None` once `stop()` is true (checked per chunk, per partition and per group).
+fn intern_grams<K: GramKey>(
+    chunks: &[WordChunk],
+    idf: IdfSource<'_>,
+    gram_base: u32,
+    export: bool,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<GramIds> {
+    let mut parts: Vec<Partition<K>> = (0..PARTS)
+        .map(|_| Partition {
+            map: KeyTable::new(PART_BITS),
+            df: Vec::new(),
+            last: Vec::new(),
+        })
+        .collect();
+    // Ids stay below u32::MAX (the empty key of the id tables).
+    let room = (u64::from(u32::MAX) - 1 - u64::from(gram_base)) >> PART_BITS;
+    let mut win_ids: Vec<Vec<u32>> = Vec::with_capacity(chunks.len());
+    for group in chunks.chunks(GROUP_CHUNKS) {
+        let windows: Vec<ChunkWindows<K>> = group
+            .par_iter()
+            .map(|ch| {
+                if stop() {
+                    ChunkWindows {
+                        refs: Vec::new(),
+                        cands: Vec::new(),
+                        ref_end: Vec::new(),
+                        loc: Vec::new(),
+                    }
+                } else {
+                    windows::<K>(ch)
+                }
+            })
+            .collect();
+        if stop() {
+            return None;
+        }
+        type SideKeys<K> = [Vec<Vec<K>>; 2];
+        let mut keys: Vec<SideKeys<K>> = Vec::with_capacity(group.len());
+        let mut ref_ends = Vec::with_capacity(group.len());
+        let mut locs = Vec::with_capacity(group.len());
+        for w in windows {
+            keys.push([w.refs, w.cands]);
+            ref_ends.push(w.ref_end);
+            locs.push(w.loc);
+        }
+        let mut lists: Vec<Vec<[&mut Vec<K>; 2]>> = (0..PARTS)
+            .map(|_| Vec::with_capacity(group.len()))
+            .collect();
+        for [refs, cands] in keys.iter_mut() {
+            for ((r, c), list) in refs.iter_mut().zip(cands.iter_mut()).zip(&mut lists) {
+                list.push([r, c]);
+            }
+        }
+        // Each partition interns the group's windows in chunk order: an image's references
+        // (counting each n-gram once per image), then the chunk's candidates. A key's place
+        // takes its local number.
+        parts
+            .par_iter_mut()
+            .zip(lists)
+            .enumerate()
+            .for_each(|(p, (part, list))| {
+                if stop() {
+                    return;
+                }
+                for ((ch, ends), [refs, cands]) in group.iter().zip(&ref_ends).zip(list) {
+                    let mut at = 0usize;
+                    for (j, e) in ends.iter().enumerate() {
+                        let img = (ch.first_img + j) as u32;
+                        let end = e[p] as usize;
+                        for slot in refs[at..end].iter_mut() {
+                            let i = part.intern(*slot);
+                            *slot = K::from_value(u64::from(i));
+                            let i = i as usize;
+                            if part.last[i] != img {
+                                part.last[i] = img;
+                                part.df[i] += 1;
+                            }
+                        }
+                        at = end;
+                    }
+                    for slot in cands.iter_mut() {
+                        *slot = K::from_value(u64::from(part.intern(*slot)));
+                    }
+                }
+            });
+        if stop() {
+            return None;
+        }
+        assert!(
+            parts.iter().all(|p| (p.df.len() as u64) < room),
+            "fewer than 2^32 n-grams"
+        );
+        // Each chunk keeps its windows' ids in window order.
+        let ids: Vec<Vec<u32>> = keys
+            .par_iter()
+            .zip(&locs)
+            .map(|(sides, loc)| {
+                loc.iter()
+                    .map(|&l| {
+                        let side = (l >> SIDE_BIT) as usize;
+                        let p = (l >> POS_BITS) as usize & (PARTS - 1);
+                        let local = sides[side][p][(l & POS_MASK) as usize].value() as u32;
+                        gram_base + (local << PART_BITS | p as u32)
+                    })
+                    .collect()
+            })
+            .collect();
+        win_ids.extend(ids);
+    }
+    if let IdfSource::Table(t) = idf {
+        // The table's frequencies (0 when absent), as its `ln_df` uses.
+        parts.par_iter_mut().for_each(|part| {
+            for (key, i) in part.map.iter() {
+                part.df[i as usize] = t.df(&key.ngram());
+            }
+        });
+    }
+    let table: Vec<(Ngram, u32)> = if export {
+        parts
+            .par_iter()
+            .flat_map_iter(|part| {
+                part.map
+                    .iter()
+                    .map(|(key, i)| (key.ngram(), part.df[i as usize]))
+                    .filter(|e| e.1 > 0)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let longest = parts.iter().map(|p| p.df.len()).max().unwrap_or(0);
+    let mut gram_df = vec![0u32; longest * PARTS];
+    for (p, part) in parts.iter().enumerate() {
+        for (i, &d) in part.df.iter().enumerate() {
+            gram_df[i * PARTS + p] = d;
+        }
+    }
+    let max_df = gram_df.iter().copied().max().unwrap_or(0);
+    Some(GramIds {
+        win_ids,
+        gram_df,
+        max_df,
+        table,
+    })
 }
 
 /// A chunk's n-gram windows (orders 2..=4) by partition.
@@ -849,11 +908,14 @@ struct ChunkWindows<K> {
     cands: Vec<Vec<K>>,
     /// Per image, where its reference windows end in each partition.
     ref_end: Vec<[u32; PARTS]>,
+    /// Per window (captions in turn, each order-major), where its key is: `side << SIDE_BIT |
+    /// partition << POS_BITS | position` (side 0: `refs`, 1: `cands`).
+    loc: Vec<u32>,
 }
 
-/// Lists the windows (orders 2..=4) of a chunk's captions by partition, and records where
-/// each window's id will be in the chunk's columns (`win_loc`).
-fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
+/// Lists the windows (orders 2..=4) of a chunk's captions by partition, and where each
+/// window's key is.
+fn windows<K: GramKey>(ch: &WordChunk) -> ChunkWindows<K> {
     let caps = ch.word_off.len() - 1;
     let (mut total, mut cand_total) = (0usize, 0usize);
     let mut is_cand = ch.img_cap.iter().peekable();
@@ -874,17 +936,16 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
             .map(|_| Vec::with_capacity(room(cand_total)))
             .collect(),
         ref_end: Vec::with_capacity(ch.images()),
+        loc: Vec::with_capacity(total),
     };
-    // Per window: its partition and its place in that partition's list.
-    let mut win_loc: Vec<u32> = Vec::with_capacity(total);
     let mut keys: Vec<K> = Vec::new();
     for j in 0..ch.images() {
         let first = ch.img_cap[j] as usize;
         for k in first..ch.img_cap[j + 1] as usize {
-            let out = if k == first {
-                &mut w.cands
+            let (out, side) = if k == first {
+                (&mut w.cands, 1u32 << SIDE_BIT)
             } else {
-                &mut w.refs
+                (&mut w.refs, 0)
             };
             let words = ch.words(k);
             // keys[i]: the window of the current order starting at word i.
@@ -895,7 +956,8 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
                     let key = keys[i].extend(n, words[i + n]);
                     keys[i] = key;
                     let p = part(key);
-                    win_loc.push((p as u32) << POS_BITS | out[p].len() as u32);
+                    w.loc
+                        .push(side | (p as u32) << POS_BITS | out[p].len() as u32);
                     out[p].push(key);
                 }
             }
@@ -910,10 +972,9 @@ fn windows<K: GramKey>(ch: &mut WordChunk) -> ChunkWindows<K> {
         w.refs
             .iter()
             .chain(&w.cands)
-            .all(|l| l.len() < 1 << POS_BITS),
-        "fewer than 2^28 windows per partition in a chunk"
+            .all(|l| l.len() <= POS_MASK as usize),
+        "fewer than 2^27 windows per partition in a chunk"
     );
-    ch.win_loc = win_loc;
     w
 }
 
@@ -998,16 +1059,18 @@ mod tests {
         assert_eq!((none.doc_count(), none.len()), (0, 0));
     }
 
-    /// The partitioned counter against a plain one, with narrow and wide keys and images
-    /// without references or words.
+    /// The partitioned counter against a plain one, with narrow and wide keys, images
+    /// without references or words, and more images than one group of chunks holds (an
+    /// n-gram first seen in one group and counted again in the next).
     #[test]
     fn df_is_the_plain_count() {
         let mut g = crate::engine::bootstrap::SplitMix::stream(5, 0);
-        for vocab in [40u64, 70_000] {
-            let images: Vec<Vec<Vec<u32>>> = (0..700)
+        let beyond = GROUP_CHUNKS * CHUNK_IMAGES + 3 * CHUNK_IMAGES + 5;
+        for (vocab, count, len) in [(40u64, 700, 12), (70_000, 700, 12), (30, beyond, 5)] {
+            let images: Vec<Vec<Vec<u32>>> = (0..count)
                 .map(|i| {
                     (0..i % 4)
-                        .map(|_| (0..g.below(12)).map(|_| g.below(vocab) as u32).collect())
+                        .map(|_| (0..g.below(len)).map(|_| g.below(vocab) as u32).collect())
                         .collect()
                 })
                 .collect();
@@ -1030,6 +1093,79 @@ mod tests {
                 assert_eq!(want.get(gram), Some(&d), "{gram:?}");
             }
         }
+    }
+
+    /// Every image's n-gram lists (ids, counts, weights) against a plain count, over more
+    /// images than one group of chunks holds: an id names one n-gram across the whole batch,
+    /// whichever group interned it.
+    #[test]
+    fn grams_are_the_plain_count_across_groups() {
+        let mut g = crate::engine::bootstrap::SplitMix::stream(11, 0);
+        let count = GROUP_CHUNKS * CHUNK_IMAGES + 2 * CHUNK_IMAGES + 9;
+        // Per image: its candidate, then its references.
+        let images: Vec<Vec<Vec<u32>>> = (0..count)
+            .map(|i| {
+                (0..1 + i % 4)
+                    .map(|_| (0..g.below(7)).map(|_| g.below(25) as u32).collect())
+                    .collect()
+            })
+            .collect();
+        let mut captions = Vec::new();
+        let mut img_start = Vec::new();
+        for caps in &images {
+            img_start.push(captions.len());
+            captions.extend(caps.iter().map(|c| Caption {
+                text: "",
+                ids: Some(&c[..]),
+            }));
+        }
+        img_start.push(captions.len());
+        let words = BatchWords::build(
+            &Interner::new(),
+            &captions,
+            &img_start,
+            false,
+            Some(IdfSource::Batch),
+        );
+        let refs: Vec<&[Vec<u32>]> = images.iter().map(|c| &c[1..]).collect();
+        let df = document_frequencies(refs.iter().copied());
+        let idf =
+            |gram: &[u32]| (count as f64).ln() - f64::from(df.df(&Ngram::new(gram)).max(1)).ln();
+        let mut names: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        let mut buf = GramBuf::default();
+        let mut img = 0;
+        for c in 0..words.chunk_count() {
+            let mut grams = words.chunk_grams(c);
+            for _ in 0..words.chunk_images(c) {
+                let got = grams.next_image(&mut buf);
+                assert_eq!(got.len(), images[img].len());
+                for (caption, gr) in images[img].iter().zip(&got) {
+                    for n in 1..=MAX_ORDER {
+                        // Distinct n-grams in first-occurrence order, with counts.
+                        let mut want: Vec<(&[u32], u32)> = Vec::new();
+                        for w in caption.windows(n) {
+                            match want.iter_mut().find(|e| e.0 == w) {
+                                Some(e) => e.1 += 1,
+                                None => want.push((w, 1)),
+                            }
+                        }
+                        let list = gr.order(n);
+                        assert_eq!(list.len(), want.len(), "image {img}, order {n}");
+                        for (k, &(w, cnt)) in want.iter().enumerate() {
+                            assert_eq!(list.counts[k], cnt, "image {img}");
+                            assert_eq!(list.idfs[k], idf(w), "image {img}, {w:?}");
+                            let name = names.entry(list.ids[k]).or_insert_with(|| w.to_vec());
+                            assert_eq!(name, w, "one id, two n-grams (image {img})");
+                        }
+                    }
+                }
+                img += 1;
+            }
+        }
+        assert_eq!(img, count);
+        // And one n-gram, one id.
+        let distinct: std::collections::HashSet<&Vec<u32>> = names.values().collect();
+        assert_eq!(distinct.len(), names.len());
     }
 
     /// A count stopped at any of its checks (per chunk, per partition, between stages) gives
