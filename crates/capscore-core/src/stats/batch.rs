@@ -99,9 +99,23 @@ struct WordChunk {
     /// ROUGE-L words of the captions whose U+0020 split differs from their word split, by
     /// chunk-local caption index (ascending).
     rouge_words: Vec<(u32, Vec<u32>)>,
-    /// The n-gram id of each window of orders 2..=4 (captions in turn, each order-major).
-    /// Empty when n-grams were not requested.
-    win_ids: Vec<u32>,
+    /// The n-gram of each window of orders 2..=4 (captions in turn, each order-major). Empty
+    /// when n-grams were not requested.
+    grams: ChunkGramIds,
+}
+
+/// The n-grams of a chunk's windows (see the comment at the top).
+enum ChunkGramIds {
+    /// A batch of one group: each window's location (see [`ChunkWindows::loc`]) and, per side
+    /// and partition, `id << 32 | df` in the place of each key. Nothing is copied after the
+    /// interning (a 5,000-image batch stays as fast as it was).
+    InPlace {
+        loc: Vec<u32>,
+        data: [Vec<Vec<u64>>; 2],
+    },
+    /// A larger batch: each window's id, its weight in [`BatchWords`]'s `gram_idf` (4 bytes a
+    /// window instead of 12).
+    Ids(Vec<u32>),
 }
 
 impl WordChunk {
@@ -123,9 +137,10 @@ pub struct BatchWords {
     uni_idf: Vec<f64>,
     /// Per document frequency d: `ln(N) - ln(max(1, d))`, the weight of the other n-grams.
     idf_by_df: Vec<f64>,
-    /// The document frequency of n-gram `gram_base + i` (orders 2..=4) is `gram_df[i]`.
-    gram_df: Vec<u32>,
-    /// See `gram_df`: one more than the largest word id.
+    /// The CIDEr weight of n-gram `gram_base + i` (orders 2..=4) is `gram_idf[i]` (when the
+    /// chunks keep [`ChunkGramIds::Ids`]).
+    gram_idf: Vec<f64>,
+    /// See `gram_idf`: one more than the largest word id.
     gram_base: u32,
     /// True when the n-grams were interned.
     grams: bool,
@@ -454,7 +469,7 @@ impl BatchWords {
             ch: &self.chunks[c],
             uni_idf: &self.uni_idf,
             idf_by_df: &self.idf_by_df,
-            gram_df: &self.gram_df,
+            gram_idf: &self.gram_idf,
             gram_base: self.gram_base,
             j: 0,
             win: 0,
@@ -519,7 +534,7 @@ pub struct ChunkGrams<'w> {
     ch: &'w WordChunk,
     uni_idf: &'w [f64],
     idf_by_df: &'w [f64],
-    gram_df: &'w [u32],
+    gram_idf: &'w [f64],
     gram_base: u32,
     j: usize,
     win: usize,
@@ -549,7 +564,7 @@ impl ChunkGrams<'_> {
         let (ids, counts, idfs) = (&mut buf.ids[..], &mut buf.counts[..], &mut buf.idfs[..]);
         buf.spans.clear();
         let mut n = 0usize;
-        let (idf_by_df, gram_df, gram_base) = (self.idf_by_df, self.gram_df, self.gram_base);
+        let (idf_by_df, gram_idf, gram_base) = (self.idf_by_df, self.gram_idf, self.gram_base);
         for k in caps {
             let words = ch.words(k);
             let begin = n;
@@ -564,12 +579,25 @@ impl ChunkGrams<'_> {
             ends[0] = n as u32;
             for order in 2..=MAX_ORDER {
                 let len = (words.len() + 1).saturating_sub(order);
-                let grams = &ch.win_ids[self.win..self.win + len];
+                let at = self.win..self.win + len;
                 self.win += len;
-                let windows = grams
-                    .iter()
-                    .map(|&g| (g, idf_by_df[gram_df[(g - gram_base) as usize] as usize]));
-                n = count_into(windows, len, (ids, counts, idfs), n);
+                n = match &ch.grams {
+                    ChunkGramIds::Ids(grams) => {
+                        let windows = grams[at]
+                            .iter()
+                            .map(|&g| (g, gram_idf[(g - gram_base) as usize]));
+                        count_into(windows, len, (ids, counts, idfs), n)
+                    }
+                    ChunkGramIds::InPlace { loc, data } => {
+                        let windows = loc[at].iter().map(|&l| {
+                            let side = (l >> SIDE_BIT) as usize;
+                            let p = (l >> POS_BITS) as usize & (PARTS - 1);
+                            let v = data[side][p][(l & POS_MASK) as usize];
+                            ((v >> 32) as u32, idf_by_df[v as u32 as usize])
+                        });
+                        count_into(windows, len, (ids, counts, idfs), n)
+                    }
+                };
                 ends[order - 1] = n as u32;
             }
             buf.spans.push((begin as u32, ends, words.len() as u32));
@@ -602,7 +630,46 @@ struct Parts<'p, 'a> {
     stop: &'p (dyn Fn() -> bool + Sync),
 }
 
+/// What one chunk's batch word ids are made from: its local words, the map of its local ids
+/// to batch ids, its ROUGE-L words, and its images.
+type ChunkInput<'l> = (
+    ((LocalWords<'l>, Vec<u32>), Vec<(u32, Vec<u32>)>),
+    (usize, usize),
+);
+
 impl Parts<'_, '_> {
+    /// The batch word ids of one chunk.
+    fn chunk(&self, (((l, map), rouge_words), (a, b)): ChunkInput<'_>) -> WordChunk {
+        let base = self.img_start[a];
+        let caps = &self.captions[base..self.img_start[b]];
+        let img_cap: Vec<u32> = self.img_start[a..=b]
+            .iter()
+            .map(|&s| (s - base) as u32)
+            .collect();
+        let mut words = Vec::with_capacity(l.words.len());
+        let mut word_off = Vec::with_capacity(caps.len() + 1);
+        for (k, c) in caps.iter().enumerate() {
+            word_off.push(words.len() as u32);
+            match c.ids {
+                Some(ids) => words.extend_from_slice(ids),
+                None => words.extend(
+                    l.words[l.word_off[k] as usize..l.word_off[k + 1] as usize]
+                        .iter()
+                        .map(|&w| map[w as usize]),
+                ),
+            }
+        }
+        word_off.push(words.len() as u32);
+        WordChunk {
+            first_img: a,
+            img_cap,
+            word_off,
+            words,
+            rouge_words,
+            grams: ChunkGramIds::Ids(Vec::new()),
+        }
+    }
+
     /// Batch word ids, n-gram windows and n-gram ids.
     fn finish<K: GramKey>(
         &self,
@@ -612,52 +679,24 @@ impl Parts<'_, '_> {
         grams: Option<(IdfSource<'_>, u32)>,
     ) -> Option<BatchWords> {
         let stop = self.stop;
-        // Batch word ids, in parallel over chunks.
-        let mut chunks: Vec<WordChunk> = locals
-            .into_par_iter()
+        let count = locals.len();
+        let inputs = locals
+            .into_iter()
             .zip(maps)
             .zip(rouge_words)
-            .zip(self.bounds)
-            .map(|(((l, map), rouge_words), &(a, b))| {
-                let base = self.img_start[a];
-                let caps = &self.captions[base..self.img_start[b]];
-                let img_cap: Vec<u32> = self.img_start[a..=b]
-                    .iter()
-                    .map(|&s| (s - base) as u32)
-                    .collect();
-                let mut words = Vec::with_capacity(l.words.len());
-                let mut word_off = Vec::with_capacity(caps.len() + 1);
-                for (k, c) in caps.iter().enumerate() {
-                    word_off.push(words.len() as u32);
-                    match c.ids {
-                        Some(ids) => words.extend_from_slice(ids),
-                        None => words.extend(
-                            l.words[l.word_off[k] as usize..l.word_off[k + 1] as usize]
-                                .iter()
-                                .map(|&w| map[w as usize]),
-                        ),
-                    }
-                }
-                word_off.push(words.len() as u32);
-                WordChunk {
-                    first_img: a,
-                    img_cap,
-                    word_off,
-                    words,
-                    rouge_words,
-                    win_ids: Vec::new(),
-                }
-            })
-            .collect();
-        if stop() {
-            return None;
-        }
+            .zip(self.bounds.iter().copied());
         let Some((idf, bound)) = grams else {
+            // Batch word ids, in parallel over chunks.
+            let inputs: Vec<ChunkInput<'_>> = inputs.collect();
+            let chunks: Vec<WordChunk> = inputs.into_par_iter().map(|i| self.chunk(i)).collect();
+            if stop() {
+                return None;
+            }
             return Some(BatchWords {
                 chunks,
                 uni_idf: Vec::new(),
                 idf_by_df: Vec::new(),
-                gram_df: Vec::new(),
+                gram_idf: Vec::new(),
                 gram_base: 0,
                 grams: false,
                 table: Vec::new(),
@@ -671,22 +710,25 @@ impl Parts<'_, '_> {
             ),
             IdfSource::Table(t) => ((t.doc_count() as f64).ln(), Vec::new()),
         };
-        let ((uni_idf, uni_df), interned) = rayon::join(
-            || unigram_idf(&chunks, bound, idf, ref_len, &ln),
-            || intern_grams::<K>(&chunks, idf, bound, self.export, stop),
-        );
+        let (chunks, (uni_idf, uni_df), interned) = intern_grams::<K, _>(
+            inputs,
+            count,
+            &|i| self.chunk(i),
+            &|chunks| unigram_idf(chunks, bound, idf, ref_len, &ln),
+            idf,
+            bound,
+            self.export,
+            stop,
+        )?;
         if stop() {
             return None;
         }
         let GramIds {
-            win_ids,
-            gram_df,
+            dfs,
             max_df,
+            in_place,
             mut table,
-        } = interned?;
-        for (ch, ids) in chunks.iter_mut().zip(win_ids) {
-            ch.win_ids = ids;
-        }
+        } = interned;
         // `ln(N) - ln(max(1, d))`, with `ln` computed as the batch table does (the dataset
         // table computes its `ln_df` the same way).
         let idf_by_df: Vec<f64> = (0..=max_df as usize)
@@ -695,6 +737,14 @@ impl Parts<'_, '_> {
                 IdfSource::Table(_) => ref_len - (d.max(1) as f64).ln(),
             })
             .collect();
+        // Partition p's i-th n-gram is `gram_base + i * PARTS + p`.
+        let longest = dfs.iter().map(Vec::len).max().unwrap_or(0);
+        let mut gram_idf = vec![0.0; if in_place { 0 } else { longest * PARTS }];
+        for (p, df) in dfs.iter().enumerate().filter(|_| !in_place) {
+            for (i, &d) in df.iter().enumerate() {
+                gram_idf[i * PARTS + p] = idf_by_df[d as usize];
+            }
+        }
         if self.export {
             table.extend(
                 uni_df
@@ -708,7 +758,7 @@ impl Parts<'_, '_> {
             chunks,
             uni_idf,
             idf_by_df,
-            gram_df,
+            gram_idf,
             gram_base: bound,
             grams: true,
             table,
@@ -718,10 +768,10 @@ impl Parts<'_, '_> {
 
 /// The n-grams (orders 2..=4) of a batch, interned: see [`intern_grams`].
 struct GramIds {
-    /// Per chunk, the id of each window, in window order.
-    win_ids: Vec<Vec<u32>>,
-    /// Per id (less the base), its document frequency.
-    gram_df: Vec<u32>,
+    /// Per partition, the document frequency of each of its n-grams (by local number).
+    dfs: Vec<Vec<u32>>,
+    /// The chunks keep [`ChunkGramIds::InPlace`] (a batch of one group).
+    in_place: bool,
     /// The largest document frequency.
     max_df: u32,
     /// With `export`: every reference n-gram with its document frequency.
@@ -730,7 +780,8 @@ struct GramIds {
 
 /// One hash partition's n-grams while the groups are interned.
 struct Partition<K> {
-    /// Key -> partition-local number.
+    /// Key -> partition-local number, kept from group to group (a batch of one group uses a
+    /// table and frequencies of its worker instead, see [`intern_grams`]).
     map: KeyTable<K, u32>,
     /// Per local number: the document frequency.
     df: Vec<u32>,
@@ -738,29 +789,41 @@ struct Partition<K> {
     last: Vec<u32>,
 }
 
-impl<K: GramKey> Partition<K> {
-    /// The local number of `key` (a new key gets the next one).
-    #[inline]
-    fn intern(&mut self, key: K) -> u32 {
-        let (df, last) = (&mut self.df, &mut self.last);
-        self.map.get_or_insert(key, || {
-            df.push(0);
-            last.push(u32::MAX);
-            (df.len() - 1) as u32
-        })
-    }
+/// The local number of `key` in `map` (a new key gets the next one, with frequency 0).
+#[inline(always)]
+fn intern<K: GramKey>(
+    map: &mut KeyTable<K, u32>,
+    df: &mut Vec<u32>,
+    last: &mut Vec<u32>,
+    key: K,
+) -> u32 {
+    map.get_or_insert(key, || {
+        df.push(0);
+        last.push(u32::MAX);
+        (df.len() - 1) as u32
+    })
 }
 
 /// Interns the n-gram windows (orders 2..=4) of the chunks a group at a time (see the
 /// comment at the top): partition `p`'s `i`-th n-gram gets id `gram_base + i * PARTS + p`.
 /// `None` once `stop()` is true (checked per chunk, per partition and per group).
-fn intern_grams<K: GramKey>(
-    chunks: &[WordChunk],
+///
+/// A batch of one group (up to 16,384 images) interns each partition in a table of its
+/// worker, reused from partition to partition (sixteen tables of their own cost a 5,000-image
+/// batch some megabytes of fresh memory, a quarter of its time), and its chunks keep
+/// [`ChunkGramIds::InPlace`]. A larger batch keeps each partition's table from group to group,
+/// frees it after the last, and its chunks keep [`ChunkGramIds::Ids`].
+#[allow(clippy::too_many_arguments)]
+fn intern_grams<'l, K: GramKey, U: Send>(
+    mut inputs: impl Iterator<Item = ChunkInput<'l>>,
+    count: usize,
+    chunk: &(dyn Fn(ChunkInput<'l>) -> WordChunk + Sync),
+    unigrams: &(dyn Fn(&[WordChunk]) -> U + Sync),
     idf: IdfSource<'_>,
     gram_base: u32,
     export: bool,
     stop: &(dyn Fn() -> bool + Sync),
-) -> Option<GramIds> {
+) -> Option<(Vec<WordChunk>, U, GramIds)> {
     let mut parts: Vec<Partition<K>> = (0..PARTS)
         .map(|_| Partition {
             map: KeyTable::new(PART_BITS),
@@ -770,12 +833,21 @@ fn intern_grams<K: GramKey>(
         .collect();
     // Ids stay below u32::MAX (the empty key of the id tables).
     let room = (u64::from(u32::MAX) - 1 - u64::from(gram_base)) >> PART_BITS;
-    let mut win_ids: Vec<Vec<u32>> = Vec::with_capacity(chunks.len());
-    for group in chunks.chunks(GROUP_CHUNKS) {
-        let windows: Vec<ChunkWindows<K>> = group
-            .par_iter()
-            .map(|ch| {
-                if stop() {
+    let groups = count.div_ceil(GROUP_CHUNKS);
+    let mut chunks: Vec<WordChunk> = Vec::with_capacity(count);
+    let mut uni: Option<U> = None;
+    let mut table: Vec<(Ngram, u32)> = Vec::new();
+    let mut max_df = 0;
+    for g in 0..groups {
+        let last_group = g + 1 == groups;
+        // The group's word ids and windows, in parallel over its chunks (one pass over each
+        // chunk's words while they are in cache).
+        let group_inputs: Vec<ChunkInput<'l>> = inputs.by_ref().take(GROUP_CHUNKS).collect();
+        let built: Vec<(WordChunk, ChunkWindows<K>)> = group_inputs
+            .into_par_iter()
+            .map(|i| {
+                let ch = chunk(i);
+                let w = if stop() {
                     ChunkWindows {
                         refs: Vec::new(),
                         cands: Vec::new(),
@@ -783,22 +855,26 @@ fn intern_grams<K: GramKey>(
                         loc: Vec::new(),
                     }
                 } else {
-                    windows::<K>(ch)
-                }
+                    windows::<K>(&ch)
+                };
+                (ch, w)
             })
             .collect();
         if stop() {
             return None;
         }
         type SideKeys<K> = [Vec<Vec<K>>; 2];
-        let mut keys: Vec<SideKeys<K>> = Vec::with_capacity(group.len());
-        let mut ref_ends = Vec::with_capacity(group.len());
-        let mut locs = Vec::with_capacity(group.len());
-        for w in windows {
+        let first = chunks.len();
+        let mut keys: Vec<SideKeys<K>> = Vec::with_capacity(built.len());
+        let mut ref_ends = Vec::with_capacity(built.len());
+        let mut locs = Vec::with_capacity(built.len());
+        for (ch, w) in built {
+            chunks.push(ch);
             keys.push([w.refs, w.cands]);
             ref_ends.push(w.ref_end);
             locs.push(w.loc);
         }
+        let group = &chunks[first..];
         let mut lists: Vec<Vec<[&mut Vec<K>; 2]>> = (0..PARTS)
             .map(|_| Vec::with_capacity(group.len()))
             .collect();
@@ -809,43 +885,130 @@ fn intern_grams<K: GramKey>(
         }
         // Each partition interns the group's windows in chunk order: an image's references
         // (counting each n-gram once per image), then the chunk's candidates. A key's place
-        // takes its local number.
-        parts
-            .par_iter_mut()
-            .zip(lists)
-            .enumerate()
-            .for_each(|(p, (part, list))| {
-                if stop() {
-                    return;
-                }
-                for ((ch, ends), [refs, cands]) in group.iter().zip(&ref_ends).zip(list) {
-                    let mut at = 0usize;
-                    for (j, e) in ends.iter().enumerate() {
-                        let img = (ch.first_img + j) as u32;
-                        let end = e[p] as usize;
-                        for slot in refs[at..end].iter_mut() {
-                            let i = part.intern(*slot);
-                            *slot = K::from_value(u64::from(i));
-                            let i = i as usize;
-                            if part.last[i] != img {
-                                part.last[i] = img;
-                                part.df[i] += 1;
+        // takes its local number. After the last group, the partition's frequencies are
+        // final: a table source's replace them, and with `export` they are listed.
+        // Per partition: its exported n-grams and its largest document frequency.
+        let intern_group = || -> Vec<(Vec<(Ngram, u32)>, u32)> {
+            parts
+                .par_iter_mut()
+                .zip(lists)
+                .enumerate()
+                .map_init(
+                    || (KeyTable::<K, u32>::new(PART_BITS), Vec::new(), Vec::new()),
+                    |scratch, (p, (part, mut list))| {
+                        if stop() {
+                            return (Vec::new(), 0);
+                        }
+                        // About half the windows of a group are distinct n-grams; the table grows
+                        // from there. A worker's table (and frequencies) start afresh for each
+                        // partition.
+                        let windows: usize = list.iter().map(|[r, c]| r.len() + c.len()).sum();
+                        let (map, df, last) = if groups == 1 {
+                            scratch.1.clear();
+                            scratch.2.clear();
+                            (&mut scratch.0, &mut scratch.1, &mut scratch.2)
+                        } else {
+                            (&mut part.map, &mut part.df, &mut part.last)
+                        };
+                        if groups == 1 || map.is_empty() {
+                            map.reset(windows * 9 / 16);
+                        }
+                        for ((ch, ends), [refs, cands]) in
+                            group.iter().zip(&ref_ends).zip(list.iter_mut())
+                        {
+                            let mut at = 0usize;
+                            for (j, e) in ends.iter().enumerate() {
+                                let img = (ch.first_img + j) as u32;
+                                let end = e[p] as usize;
+                                for slot in refs[at..end].iter_mut() {
+                                    let i = intern(map, df, last, *slot);
+                                    *slot = K::from_value(u64::from(i));
+                                    let i = i as usize;
+                                    if last[i] != img {
+                                        last[i] = img;
+                                        df[i] += 1;
+                                    }
+                                }
+                                at = end;
+                            }
+                            for slot in cands.iter_mut() {
+                                *slot = K::from_value(u64::from(intern(map, df, last, *slot)));
                             }
                         }
-                        at = end;
-                    }
-                    for slot in cands.iter_mut() {
-                        *slot = K::from_value(u64::from(part.intern(*slot)));
-                    }
-                }
-            });
+                        assert!((df.len() as u64) < room, "fewer than 2^32 n-grams");
+                        if !last_group {
+                            return (Vec::new(), 0);
+                        }
+                        if let IdfSource::Table(t) = idf {
+                            // The table's frequencies (0 when absent), as its `ln_df` uses.
+                            for (key, i) in map.iter() {
+                                df[i as usize] = t.df(&key.ngram());
+                            }
+                        }
+                        let out = if export {
+                            map.iter()
+                                .map(|(key, i)| (key.ngram(), df[i as usize]))
+                                .filter(|e| e.1 > 0)
+                                .collect()
+                        } else {
+                            Vec::new()
+                        };
+                        if groups == 1 {
+                            // `id << 32 | df` in each key's place (see [`ChunkGramIds::InPlace`]).
+                            let slots = list
+                                .iter_mut()
+                                .flat_map(|[r, c]| r.iter_mut().chain(c.iter_mut()));
+                            for slot in slots {
+                                let local = slot.value() as u32;
+                                let id = gram_base + (local << PART_BITS | p as u32);
+                                *slot = K::from_value(
+                                    u64::from(id) << 32 | u64::from(df[local as usize]),
+                                );
+                            }
+                        }
+                        let max = df.iter().copied().max().unwrap_or(0);
+                        // A worker's storage is reset for its next partition; a partition's own
+                        // table is done with.
+                        if groups > 1 {
+                            *last = Vec::new();
+                            *map = KeyTable::new(PART_BITS);
+                        }
+                        (out, max)
+                    },
+                )
+                .collect()
+        };
+        // The unigrams' weights (over every chunk) while the last group is interned.
+        let exported = if last_group {
+            let (u, e) = rayon::join(|| unigrams(&chunks), intern_group);
+            uni = Some(u);
+            e
+        } else {
+            intern_group()
+        };
         if stop() {
             return None;
         }
-        assert!(
-            parts.iter().all(|p| (p.df.len() as u64) < room),
-            "fewer than 2^32 n-grams"
-        );
+        for (entries, max) in exported {
+            table.extend(entries);
+            max_df = max_df.max(max);
+        }
+        if groups == 1 {
+            chunks
+                .par_iter_mut()
+                .zip(keys)
+                .zip(locs)
+                .for_each(|((ch, sides), loc)| {
+                    let data = sides.map(|parts| {
+                        parts
+                            .into_iter()
+                            .map(|v| v.into_iter().map(K::value).collect())
+                            .collect()
+                    });
+                    ch.grams = ChunkGramIds::InPlace { loc, data };
+                });
+            continue;
+        }
         // Each chunk keeps its windows' ids in window order.
         let ids: Vec<Vec<u32>> = keys
             .par_iter()
@@ -861,43 +1024,24 @@ fn intern_grams<K: GramKey>(
                     .collect()
             })
             .collect();
-        win_ids.extend(ids);
-    }
-    if let IdfSource::Table(t) = idf {
-        // The table's frequencies (0 when absent), as its `ln_df` uses.
-        parts.par_iter_mut().for_each(|part| {
-            for (key, i) in part.map.iter() {
-                part.df[i as usize] = t.df(&key.ngram());
-            }
-        });
-    }
-    let table: Vec<(Ngram, u32)> = if export {
-        parts
-            .par_iter()
-            .flat_map_iter(|part| {
-                part.map
-                    .iter()
-                    .map(|(key, i)| (key.ngram(), part.df[i as usize]))
-                    .filter(|e| e.1 > 0)
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let longest = parts.iter().map(|p| p.df.len()).max().unwrap_or(0);
-    let mut gram_df = vec![0u32; longest * PARTS];
-    for (p, part) in parts.iter().enumerate() {
-        for (i, &d) in part.df.iter().enumerate() {
-            gram_df[i * PARTS + p] = d;
+        for (ch, ids) in chunks[first..].iter_mut().zip(ids) {
+            ch.grams = ChunkGramIds::Ids(ids);
         }
     }
-    let max_df = gram_df.iter().copied().max().unwrap_or(0);
-    Some(GramIds {
-        win_ids,
-        gram_df,
-        max_df,
-        table,
-    })
+    let uni = match uni {
+        Some(u) => u,
+        None => unigrams(&chunks),
+    };
+    Some((
+        chunks,
+        uni,
+        GramIds {
+            dfs: parts.into_iter().map(|p| p.df).collect(),
+            in_place: groups == 1,
+            max_df,
+            table,
+        },
+    ))
 }
 
 /// A chunk's n-gram windows (orders 2..=4) by partition.

@@ -212,7 +212,7 @@ impl<K: Key, V: Copy + Default> KeyTable<K, V> {
     }
 
     /// The value of `key`; a new key gets `new()`.
-    #[inline]
+    #[inline(always)]
     pub fn get_or_insert(&mut self, key: K, new: impl FnOnce() -> V) -> V {
         if (self.len + 1) * 2 > self.slots.len() {
             self.grow();
