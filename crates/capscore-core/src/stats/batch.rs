@@ -24,8 +24,9 @@ use super::words::{Interner, WordTable};
 //    partitions (in parallel over chunks); each partition interns the group's windows into its
 //    table, chunk after chunk, an image's reference windows (counting document frequencies)
 //    then its chunk's candidate windows (in parallel over partitions); each chunk then keeps
-//    one id per window, in window order (in parallel over chunks). Only a group's keys are
-//    held at once (issue 27: the keys of a whole 500,000-image batch took about 1 GB).
+//    one id per window, in window order (in parallel over chunks), or, in a batch of one group,
+//    each window's id and frequency in its key's place. Only a group's keys are held at once
+//    (issue 27: the keys of a whole 500,000-image batch took about 1 GB).
 //    Unigrams need no table: their id is the word id, and their document frequencies are
 //    counted in an array indexed by word. An n-gram's id says where its frequency is: partition
 //    `p`'s `i`-th n-gram is `gram_base + i * PARTS + p`.
@@ -832,7 +833,10 @@ fn intern_grams<'l, K: GramKey, U: Send>(
         })
         .collect();
     // Ids stay below u32::MAX (the empty key of the id tables).
-    let room = (u64::from(u32::MAX) - 1 - u64::from(gram_base)) >> PART_BITS;
+    let room = (u64::from(u32::MAX) - 1)
+        .checked_sub(u64::from(gram_base))
+        .expect("fewer than 2^32 - 1 words")
+        >> PART_BITS;
     let groups = count.div_ceil(GROUP_CHUNKS);
     let mut chunks: Vec<WordChunk> = Vec::with_capacity(count);
     let mut uni: Option<U> = None;
@@ -1239,13 +1243,20 @@ mod tests {
         }
     }
 
-    /// Every image's n-gram lists (ids, counts, weights) against a plain count, over more
-    /// images than one group of chunks holds: an id names one n-gram across the whole batch,
-    /// whichever group interned it.
+    /// Every image's n-gram lists (ids, counts, weights) against a plain count, in a batch of
+    /// one group (ids and frequencies in place) and one of more images than a group holds (an
+    /// id per window: an id names one n-gram across the whole batch, whichever group interned
+    /// it), with the batch's own frequencies and with a table of them.
     #[test]
-    fn grams_are_the_plain_count_across_groups() {
+    fn grams_are_the_plain_count_in_both_layouts() {
+        let beyond = GROUP_CHUNKS * CHUNK_IMAGES + 2 * CHUNK_IMAGES + 9;
+        for (count, table) in [(700, false), (700, true), (beyond, false), (beyond, true)] {
+            grams_are_the_plain_count(count, table);
+        }
+    }
+
+    fn grams_are_the_plain_count(count: usize, table: bool) {
         let mut g = crate::engine::bootstrap::SplitMix::stream(11, 0);
-        let count = GROUP_CHUNKS * CHUNK_IMAGES + 2 * CHUNK_IMAGES + 9;
         // Per image: its candidate, then its references.
         let images: Vec<Vec<Vec<u32>>> = (0..count)
             .map(|i| {
@@ -1264,15 +1275,18 @@ mod tests {
             }));
         }
         img_start.push(captions.len());
-        let words = BatchWords::build(
-            &Interner::new(),
-            &captions,
-            &img_start,
-            false,
-            Some(IdfSource::Batch),
-        );
         let refs: Vec<&[Vec<u32>]> = images.iter().map(|c| &c[1..]).collect();
         let df = document_frequencies(refs.iter().copied());
+        let source = if table {
+            IdfSource::Table(&df)
+        } else {
+            IdfSource::Batch
+        };
+        let words = BatchWords::build(&Interner::new(), &captions, &img_start, false, Some(source));
+        assert_eq!(
+            matches!(words.chunks[0].grams, ChunkGramIds::InPlace { .. }),
+            count <= GROUP_CHUNKS * CHUNK_IMAGES
+        );
         let idf =
             |gram: &[u32]| (count as f64).ln() - f64::from(df.df(&Ngram::new(gram)).max(1)).ln();
         let mut names: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
