@@ -1248,30 +1248,28 @@ mod tests {
     /// registered with (`json!([kind, raw id, captions]).to_string()` per line).
     #[test]
     fn the_content_hash_is_the_one_of_the_json_lines() {
+        let json_lines = |refs: &References| {
+            let mut h = Sha256::new();
+            for (id, caps) in &refs.images {
+                h.update(json!([key_kind(id), id.raw, caps]).to_string().as_bytes());
+                h.update(b"\n");
+            }
+            hex(&h.finalize())
+        };
         let refs = parse_references(&json!({
             "1": ["a \"quoted\" dog", "caf\u{e9} \u{1F600}\n\t\\"],
             "x": ["a cat"],
             "22": ["\u{0} \u{7f} \u{2028}"]
         }))
         .unwrap();
-        let mut h = Sha256::new();
-        for (id, caps) in &refs.images {
-            h.update(json!([key_kind(id), id.raw, caps]).to_string().as_bytes());
-            h.update(b"\n");
-        }
-        assert_eq!(content_sha256(&refs), hex(&h.finalize()));
+        assert_eq!(content_sha256(&refs), json_lines(&refs));
         // Ids given as values (a COCO file), integer and string.
         let refs = parse_references(&json!({"annotations": [
             {"image_id": 7, "caption": "x"},
             {"image_id": "7", "caption": "y"}
         ]}))
         .unwrap();
-        let mut h = Sha256::new();
-        for (id, caps) in &refs.images {
-            h.update(json!([key_kind(id), id.raw, caps]).to_string().as_bytes());
-            h.update(b"\n");
-        }
-        assert_eq!(content_sha256(&refs), hex(&h.finalize()));
+        assert_eq!(content_sha256(&refs), json_lines(&refs));
     }
 
     /// A build stopped at any of its last checks (interning per 1,024 images, the document

@@ -52,6 +52,28 @@ const POS_BITS: u32 = SIDE_BIT - PART_BITS;
 /// See [`SIDE_BIT`].
 const POS_MASK: u32 = (1 << POS_BITS) - 1;
 
+/// The location of a window (see [`SIDE_BIT`]): side 0 the references, 1 the candidate.
+#[inline]
+fn loc(side: usize, p: usize, pos: usize) -> u32 {
+    (side as u32) << SIDE_BIT | (p as u32) << POS_BITS | pos as u32
+}
+
+/// The (side, partition, position) of a location made by [`loc`].
+#[inline]
+fn unloc(l: u32) -> (usize, usize, usize) {
+    (
+        (l >> SIDE_BIT) as usize,
+        (l >> POS_BITS) as usize & (PARTS - 1),
+        (l & POS_MASK) as usize,
+    )
+}
+
+/// The id of the n-gram numbered `local` in partition `p` (see the comment at the top).
+#[inline]
+fn gram_id(gram_base: u32, local: u32, p: usize) -> u32 {
+    gram_base + (local << PART_BITS | p as u32)
+}
+
 /// Hash parts of a batch's new words, numbered in parallel.
 const WORD_PARTS: usize = 16;
 /// Marks a part-local number of a new word (before the parts' offsets are known).
@@ -591,9 +613,8 @@ impl ChunkGrams<'_> {
                     }
                     ChunkGramIds::InPlace { loc, data } => {
                         let windows = loc[at].iter().map(|&l| {
-                            let side = (l >> SIDE_BIT) as usize;
-                            let p = (l >> POS_BITS) as usize & (PARTS - 1);
-                            let v = data[side][p][(l & POS_MASK) as usize];
+                            let (side, p, pos) = unloc(l);
+                            let v = data[side][p][pos];
                             ((v >> 32) as u32, idf_by_df[v as u32 as usize])
                         });
                         count_into(windows, len, (ids, counts, idfs), n)
@@ -964,7 +985,7 @@ fn intern_grams<'l, K: GramKey, U: Send>(
                                 .flat_map(|[r, c]| r.iter_mut().chain(c.iter_mut()));
                             for slot in slots {
                                 let local = slot.value() as u32;
-                                let id = gram_base + (local << PART_BITS | p as u32);
+                                let id = gram_id(gram_base, local, p);
                                 *slot = K::from_value(
                                     u64::from(id) << 32 | u64::from(df[local as usize]),
                                 );
@@ -1020,10 +1041,8 @@ fn intern_grams<'l, K: GramKey, U: Send>(
             .map(|(sides, loc)| {
                 loc.iter()
                     .map(|&l| {
-                        let side = (l >> SIDE_BIT) as usize;
-                        let p = (l >> POS_BITS) as usize & (PARTS - 1);
-                        let local = sides[side][p][(l & POS_MASK) as usize].value() as u32;
-                        gram_base + (local << PART_BITS | p as u32)
+                        let (side, p, pos) = unloc(l);
+                        gram_id(gram_base, sides[side][p][pos].value() as u32, p)
                     })
                     .collect()
             })
@@ -1091,7 +1110,7 @@ fn windows<K: GramKey>(ch: &WordChunk) -> ChunkWindows<K> {
         let first = ch.img_cap[j] as usize;
         for k in first..ch.img_cap[j + 1] as usize {
             let (out, side) = if k == first {
-                (&mut w.cands, 1u32 << SIDE_BIT)
+                (&mut w.cands, 1)
             } else {
                 (&mut w.refs, 0)
             };
@@ -1104,8 +1123,7 @@ fn windows<K: GramKey>(ch: &WordChunk) -> ChunkWindows<K> {
                     let key = keys[i].extend(n, words[i + n]);
                     keys[i] = key;
                     let p = part(key);
-                    w.loc
-                        .push(side | (p as u32) << POS_BITS | out[p].len() as u32);
+                    w.loc.push(loc(side, p, out[p].len()));
                     out[p].push(key);
                 }
             }
