@@ -13,7 +13,7 @@ use crate::input::{ErrorCode, InputError};
 use crate::metrics::bleu::{self, BleuStats};
 use crate::metrics::cider::{self, Variant};
 use crate::metrics::{numpy_mean, rouge};
-use crate::stats::{BatchWords, Caption, IdfSource, Interner};
+use crate::stats::{Caption, IdfSource, Interner, Words};
 
 /// Per-image results of the n-gram and ROUGE-L metrics.
 #[derive(Default)]
@@ -31,23 +31,91 @@ struct Scratch {
     rouge: rouge::Scratch,
 }
 
-/// Runs BLEU, ROUGE-L and the CIDEr variants the context asks for.
-pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
-    let (batch, tok) = (ctx.batch, ctx.tok);
-    let n = batch.items.len();
-    let want_bleu = ctx.wants(Metric::Bleu);
-    let want_rouge = ctx.wants(Metric::RougeL);
-    let variants: Vec<(Metric, Variant)> = [
-        (Metric::CiderD, Variant::CiderD),
-        (Metric::CiderOriginal, Variant::Original),
-    ]
-    .into_iter()
-    .filter(|(m, _)| ctx.wants(*m))
-    .collect();
-    let ngram_metrics = want_bleu || !variants.is_empty();
-    if !ngram_metrics && !want_rouge {
-        return Ok(());
+/// The metrics of the step the context asks for.
+struct Wants {
+    bleu: bool,
+    rouge: bool,
+    variants: Vec<(Metric, Variant)>,
+}
+
+impl Wants {
+    fn of(ctx: &Ctx<'_>) -> Wants {
+        Wants {
+            bleu: ctx.wants(Metric::Bleu),
+            rouge: ctx.wants(Metric::RougeL),
+            variants: [
+                (Metric::CiderD, Variant::CiderD),
+                (Metric::CiderOriginal, Variant::Original),
+            ]
+            .into_iter()
+            .filter(|(m, _)| ctx.wants(*m))
+            .collect(),
+        }
     }
+
+    /// BLEU or a CIDEr variant: the n-grams are needed.
+    fn ngrams(&self) -> bool {
+        self.bleu || !self.variants.is_empty()
+    }
+}
+
+/// The step's first half, the only one that reads the tokenized text: the words of every
+/// caption, interned (split on Unicode whitespace, spec §3.4, for BLEU, CIDEr and ROUGE-L).
+/// The caller may free the text once it has them. `None` when the context asks for none of
+/// the step's metrics.
+pub(super) fn words(ctx: &Ctx<'_>) -> Result<Option<Words>, InputError> {
+    let wants = Wants::of(ctx);
+    if !wants.ngrams() && !wants.rouge {
+        return Ok(None);
+    }
+    let (tok, n) = (ctx.tok, ctx.batch.items.len());
+    let _span = tracing::debug_span!("words").entered();
+    let fresh = Interner::new();
+    let interner = match (&ctx.refs.interned, ctx.df) {
+        (Some(p), _) => &p.interner,
+        (None, DfUse::Table(t, _)) => t.interner,
+        (None, DfUse::Batch) => &fresh,
+    };
+    let total = n + tok.references.iter().map(Vec::len).sum::<usize>();
+    let mut captions = Vec::with_capacity(total);
+    let mut img_start = Vec::with_capacity(n + 1);
+    for i in 0..n {
+        img_start.push(captions.len());
+        captions.push(Caption {
+            text: &tok.candidates[i],
+            ids: None,
+        });
+        let ids = ctx.refs.interned.as_ref().and_then(|p| p.ids.get(i));
+        for (j, r) in tok.references[i].iter().enumerate() {
+            captions.push(Caption {
+                text: r,
+                ids: ids.and_then(|v| v.get(j)).map(|w| &**w),
+            });
+        }
+    }
+    img_start.push(captions.len());
+    Words::intern_until(
+        interner,
+        &captions,
+        &img_start,
+        wants.rouge,
+        ctx.opts.stop(),
+    )
+    .map(Some)
+    .ok_or_else(cancelled)
+}
+
+/// Runs BLEU, ROUGE-L and the CIDEr variants the context asks for, on the batch's `words`
+/// (from [`words`]).
+pub(super) fn run(ctx: &Ctx<'_>, words: Words, out: &mut Out) -> Result<(), InputError> {
+    let batch = ctx.batch;
+    let n = batch.items.len();
+    let Wants {
+        bleu: want_bleu,
+        rouge: want_rouge,
+        variants,
+    } = Wants::of(ctx);
+    let ngram_metrics = want_bleu || !variants.is_empty();
     // CIDEr's document frequencies: the batch's references, or a table.
     let (idf_source, df_label, df_docs) = match ctx.df {
         DfUse::Batch => (IdfSource::Batch, format!("batch(N={n})"), n),
@@ -57,37 +125,11 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
             t.table.doc_count(),
         ),
     };
-
-    // Interned words (split on Unicode whitespace, spec §3.4) for BLEU, CIDEr and ROUGE-L.
     let words = {
-        let _span = tracing::debug_span!("words").entered();
-        let fresh = Interner::new();
-        let interner = match (&ctx.refs.interned, ctx.df) {
-            (Some(p), _) => &p.interner,
-            (None, DfUse::Table(t, _)) => t.interner,
-            (None, DfUse::Batch) => &fresh,
-        };
-        let total = n + tok.references.iter().map(Vec::len).sum::<usize>();
-        let mut captions = Vec::with_capacity(total);
-        let mut img_start = Vec::with_capacity(n + 1);
-        for i in 0..n {
-            img_start.push(captions.len());
-            captions.push(Caption {
-                text: &tok.candidates[i],
-                ids: None,
-            });
-            let ids = ctx.refs.interned.as_ref().and_then(|p| p.ids.get(i));
-            for (j, r) in tok.references[i].iter().enumerate() {
-                captions.push(Caption {
-                    text: r,
-                    ids: ids.and_then(|v| v.get(j)).map(|w| &**w),
-                });
-            }
-        }
-        img_start.push(captions.len());
+        let _span = tracing::debug_span!("ngrams").entered();
         let grams = ngram_metrics.then_some(idf_source);
-        let stop = ctx.opts.stop();
-        BatchWords::build_until(interner, &captions, &img_start, want_rouge, grams, stop)
+        words
+            .build_until(grams, ctx.opts.stop())
             .ok_or_else(cancelled)?
     };
 

@@ -65,7 +65,7 @@ pub fn score(
         || tokenize_candidates(&batch, opts.tokenizer),
     );
     let mut prepared = prepared?;
-    let tok = Tokenized {
+    let mut tok = Tokenized {
         candidates: cand_tok,
         references: std::mem::take(&mut prepared.tokenized),
     };
@@ -104,13 +104,18 @@ pub fn score(
             DfUse::Table(t, t.label)
         }
     };
-    let ctx = Ctx {
-        batch: &batch,
-        tok: &tok,
-        refs: &prepared,
-        opts,
-        df,
-    };
+    // The context of a step, over the text as it is then.
+    macro_rules! ctx {
+        () => {
+            Ctx {
+                batch: &batch,
+                tok: &tok,
+                refs: &prepared,
+                opts,
+                df,
+            }
+        };
+    }
     let n = batch.items.len();
     let mut out = Out {
         aggregate: Scores::default(),
@@ -126,21 +131,51 @@ pub fn score(
     let mut steps: Vec<Step> = opts.metrics.iter().map(|m| m.step()).collect();
     steps.sort_unstable();
     steps.dedup();
+    // What the report says of empty captions, before the text may be freed.
+    let empty = Empty::of(&tok);
+    // The text is freed once the n-gram step has interned its words, unless a later step
+    // (SPICE) or the report (the tokenized captions) reads it (issue 27: a quarter of the
+    // peak at 500,000 images).
+    let text_after_ngram = opts.include_tokenized || steps.contains(&Step::Spice);
     for step in steps {
         if opts.cancelled() {
             return Err(cancelled());
         }
         match step {
-            Step::Meteor => meteor::run(&ctx, &mut out)?,
-            Step::Ngram => ngram::run(&ctx, &mut out)?,
-            Step::Spice => spice::run(&ctx, &mut out)?,
+            Step::Meteor => meteor::run(&ctx!(), &mut out)?,
+            Step::Ngram => {
+                if let Some(words) = ngram::words(&ctx!())? {
+                    if !text_after_ngram {
+                        tok = Tokenized::default();
+                    }
+                    ngram::run(&ctx!(), words, &mut out)?;
+                }
+            }
+            Step::Spice => spice::run(&ctx!(), &mut out)?,
             Step::Spider => spider(&mut out),
         }
     }
     if opts.cancelled() {
         return Err(cancelled());
     }
-    finish(&batch, &tok, &prepared, opts, out)
+    finish(&batch, &tok, empty, &prepared, opts, out)
+}
+
+/// The images whose candidate, or one of whose references, is empty after tokenization.
+struct Empty {
+    candidate: Vec<usize>,
+    reference: Vec<usize>,
+}
+
+impl Empty {
+    fn of(tok: &Tokenized) -> Empty {
+        let which =
+            |f: &dyn Fn(usize) -> bool| (0..tok.candidates.len()).filter(|&i| f(i)).collect();
+        Empty {
+            candidate: which(&|i| tok.candidates[i].is_empty()),
+            reference: which(&|i| tok.references[i].iter().any(String::is_empty)),
+        }
+    }
 }
 
 /// SPIDEr (aac-metrics): the mean of CIDEr-D and SPICE, per image and for the corpus (both
@@ -191,37 +226,42 @@ fn coverage(batch: &Batch, strict: bool) -> Result<Option<Warning>, InputError> 
 fn finish(
     batch: &Batch,
     tok: &Tokenized,
+    empty: Empty,
     prepared: &PreparedRefs<'_>,
     opts: &Options<'_>,
     out: Out,
 ) -> Result<Report, InputError> {
     let _span = tracing::debug_span!("report").entered();
     let n = batch.items.len();
-    let pool = PoolStats {
+    // The per-image statistics, only when the bootstrap or the caller reads them (a copy of
+    // every row: 80 MB at 500,000 images).
+    let pool = (opts.bootstrap.is_some() || opts.keep_pool).then(|| PoolStats {
         bleu: out.bleu_stats,
         meteor: out.meteor_stats,
         per_image: out.per_image.clone(),
         keys: out.aggregate.entries().map(|(k, _)| k).collect(),
         ids: batch.items.iter().map(|i| i.image_id.key.clone()).collect(),
-    };
-    let bootstrap = match opts.bootstrap {
-        Some(spec) => Some(intervals(&spec, &pool, opts.stop()).ok_or_else(cancelled)?),
-        None => None,
+    });
+    let bootstrap = match (opts.bootstrap, &pool) {
+        (Some(spec), Some(pool)) => {
+            Some(intervals(&spec, pool, opts.stop()).ok_or_else(cancelled)?)
+        }
+        _ => None,
     };
     let mut warnings = out.warnings;
-    let ids = |f: &dyn Fn(usize) -> bool| -> Vec<Value> {
-        (0..n)
-            .filter(|&i| f(i))
+    let ids = |images: Vec<usize>| -> Vec<Value> {
+        images
+            .into_iter()
             .map(|i| batch.items[i].image_id.raw.clone())
             .collect()
     };
-    let empty = ids(&|i| tok.candidates[i].is_empty());
-    if !empty.is_empty() {
-        warnings.push(Warning::new(WarningCode::EmptyCandidate, empty));
-    }
-    let empty_refs = ids(&|i| tok.references[i].iter().any(String::is_empty));
-    if !empty_refs.is_empty() {
-        warnings.push(Warning::new(WarningCode::EmptyReference, empty_refs));
+    for (images, code) in [
+        (empty.candidate, WarningCode::EmptyCandidate),
+        (empty.reference, WarningCode::EmptyReference),
+    ] {
+        if !images.is_empty() {
+            warnings.push(Warning::new(code, ids(images)));
+        }
     }
     warnings.extend(out.late_warnings);
     let tokenizer = match opts.tokenizer {
@@ -264,7 +304,7 @@ fn finish(
         splits: None,
         multi_candidate: None,
         tokenized,
-        pool: opts.keep_pool.then_some(pool),
+        pool: pool.filter(|_| opts.keep_pool),
         stats: RunStats {
             spice_cached_graphs: prepared.spice.as_ref().map_or(0, |c| c.cached),
             images: n,

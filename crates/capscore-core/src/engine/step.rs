@@ -10,7 +10,9 @@ use super::report::{BleuTotals, Scores, SpiceReport, Warning};
 use super::source::{DfTableRef, PreparedRefs};
 use crate::input::{Batch, InputError};
 
-/// The tokenized batch: candidates and references in evaluation order.
+/// The tokenized batch: candidates and references in evaluation order (empty once freed, see
+/// [`super::score`]).
+#[derive(Default)]
 pub struct Tokenized {
     /// Tokenized candidate per item.
     pub candidates: Vec<String>,

@@ -12,7 +12,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::ids::{Candidate, ImageId, References};
+use super::ids::{Candidate, ImageId, ImageKey, References};
 use crate::error::{ErrorCode, InputError};
 
 /// Parses JSON text, mapping errors to `invalid_json` with the position.
@@ -676,46 +676,111 @@ fn fast_image_ids(images: Option<Vec<FastImage>>) -> Option<Option<Vec<ImageId>>
     }
 }
 
-/// COCO annotations as (image id, caption), in one pass; an image id of the wrong type fails
-/// the parse (the general path then reports it).
+/// What an annotation's image id becomes while the annotations are parsed: `None` fails the
+/// parse (an id of the wrong type: the general path then reports it), `Some(None)` skips the
+/// annotation (its image is not listed, so it is never evaluated).
+type Place<'p, T> = &'p (dyn Fn(&Value) -> Option<Option<T>> + Sync);
+
+/// COCO annotations as (placed image id, caption), in one pass (see [`Place`]).
+struct Anns<'p, T>(Place<'p, T>);
+
+impl<'de, T> serde::de::DeserializeSeed<'de> for Anns<'_, T> {
+    type Value = Vec<(T, String)>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, T> serde::de::Visitor<'de> for Anns<'_, T> {
+    type Value = Vec<(T, String)>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of annotations")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        // A piece of 256 KiB holds about 3,000 annotations.
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).max(4096));
+        while let Some(a) = seq.next_element::<FastAnn>()? {
+            let placed = (self.0)(&a.image_id).ok_or_else(|| {
+                <A::Error as serde::de::Error>::custom("image_id is not a number or a string")
+            })?;
+            if let Some(id) = placed {
+                out.push((id, a.caption));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Every annotation with its image id, for files that do not list their images first.
+fn any_image(v: &Value) -> Option<Option<ImageId>> {
+    ImageId::from_value(v).map(Some)
+}
+
+/// Every annotation with its image id (the whole file parsed in one piece).
 struct AnnList(Vec<(ImageId, String)>);
 
 impl<'de> serde::Deserialize<'de> for AnnList {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<AnnList, D::Error> {
-        struct Seq;
-        impl<'de> serde::de::Visitor<'de> for Seq {
-            type Value = AnnList;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a list of annotations")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<AnnList, A::Error> {
-                // A piece of 256 KiB holds about 3,000 annotations.
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).max(4096));
-                while let Some(a) = seq.next_element::<FastAnn>()? {
-                    let id = ImageId::from_value(&a.image_id).ok_or_else(|| {
-                        <A::Error as serde::de::Error>::custom(
-                            "image_id is not a number or a string",
-                        )
-                    })?;
-                    out.push((id, a.caption));
-                }
-                Ok(AnnList(out))
-            }
-        }
-        d.deserialize_seq(Seq)
+        use serde::de::DeserializeSeed;
+        Anns(&any_image).deserialize(d).map(AnnList)
     }
+}
+
+/// `text` (a JSON array) as annotations placed by `place`; `None` when it is not one.
+fn parse_anns<T>(text: &str, place: Place<'_, T>) -> Option<Vec<(T, String)>> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let anns = Anns(place).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(anns)
+}
+
+/// Each piece (elements of an array) as annotations placed by `place`, in parallel.
+fn parse_pieces<T: Send>(pieces: &[&str], place: Place<'_, T>) -> Option<Vec<Vec<(T, String)>>> {
+    use rayon::prelude::*;
+    pieces
+        .par_iter()
+        .map(|p| parse_anns(&format!("[{p}]"), place))
+        .collect()
+}
+
+/// Where the array whose elements start at `from` ends (the position of its `]`), by a
+/// structural scan (strings with their escapes, nesting); `None` when the text ends first. A
+/// wrong answer on invalid JSON is harmless: the piece or the rest then fails to parse.
+fn array_end(s: &str, from: usize) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut depth = 0usize;
+    let mut i = from;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                loop {
+                    i += b.get(i..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
+                    if b[i] == b'"' {
+                        break;
+                    }
+                    i += 2;
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' => depth = depth.checked_sub(1)?,
+            b']' if depth == 0 => return Some(i),
+            b']' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The typed fast path for COCO annotation files: `None` when the file does not have that
 /// shape (or is not valid JSON), for the general path to handle and report.
 ///
 /// When `images` comes before `annotations` (as in COCO's files), the images are parsed and
-/// indexed while the annotations are, and each piece of annotations then finds its images in
-/// parallel; the check of the rest of the file also confirms that its `images` is the text
-/// parsed.
+/// indexed first, and each annotation is placed with its image as it is parsed (an annotation
+/// keeps a 4-byte image position, not its id: issue 27); the check of the rest of the file also
+/// confirms that its `images` is the text parsed.
 ///
 /// The `annotations` array (nearly all of a COCO file) is parsed in pieces, in parallel. A
 /// structural scan of the text before it (strings, nesting) finds where the array starts. A
@@ -724,16 +789,25 @@ impl<'de> serde::Deserialize<'de> for AnnList {
 /// cut were inside a string, the piece would end in an unterminated string; if it were inside
 /// a nested value, the piece would end with that value unclosed: either way the piece fails to
 /// parse and the array is parsed in one piece instead. The last piece runs to the end of the
-/// array, which its parse finds. The rest of the file, with `[]` in place of the array, is then
-/// parsed (and so checked) as a whole, and must have that `[]` as its `annotations`.
+/// array, which a structural scan from its start finds. The rest of the file, with `[]` in
+/// place of the array, is then parsed (and so checked) as a whole, and must have that `[]` as
+/// its `annotations`.
 pub(crate) fn fast_coco_references(text: &str) -> Option<References> {
-    use rayon::prelude::*;
-    use serde_json::value::RawValue;
     #[derive(serde::Deserialize)]
     struct Fast {
         images: Option<Vec<FastImage>>,
         annotations: AnnList,
     }
+    let serial = || {
+        let f: Fast = serde_json::from_str(text).ok()?;
+        Some(coco_references(fast_image_ids(f.images)?, f.annotations.0))
+    };
+    in_pieces(text).or_else(serial)
+}
+
+/// [`fast_coco_references`] in pieces: `None` when the file cannot be cut (or is not valid).
+fn in_pieces(text: &str) -> Option<References> {
+    use serde_json::value::RawValue;
     #[derive(serde::Deserialize)]
     struct Rest {
         images: Option<Vec<FastImage>>,
@@ -745,17 +819,10 @@ pub(crate) fn fast_coco_references(text: &str) -> Option<References> {
         images: Option<&'a RawValue>,
         annotations: Vec<serde::de::IgnoredAny>,
     }
-    let serial = || {
-        let f: Fast = serde_json::from_str(text).ok()?;
-        Some(coco_references(fast_image_ids(f.images)?, f.annotations.0))
-    };
-    let Some(scan) = scan_coco(text) else {
-        return serial();
-    };
+    let scan = scan_coco(text)?;
     let open = scan.annotations;
     let body = &text[open + 1..];
-    // Pieces of at least 256 KiB, at most 16; `body` runs past the end of the array, so the
-    // last piece is open-ended.
+    // Pieces of at least 256 KiB, at most 16; the last runs to the end of the array.
     let pieces = (body.len() / (256 << 10)).clamp(1, 16);
     let mut cuts: Vec<usize> = Vec::with_capacity(pieces);
     for k in 1..pieces {
@@ -768,77 +835,50 @@ pub(crate) fn fast_coco_references(text: &str) -> Option<References> {
     let starts: Vec<usize> = std::iter::once(0)
         .chain(cuts.iter().map(|&c| c + 1))
         .collect();
-    // Per piece: its annotations and where it ends in `body`.
-    type Piece = (Vec<(ImageId, String)>, usize);
-    let pieces = || -> Option<Vec<Piece>> {
-        starts
-            .par_iter()
-            .enumerate()
-            .map(|(k, &a)| match cuts.get(k) {
-                Some(&b) => {
-                    let anns: AnnList = serde_json::from_str(&format!("[{}]", &body[a..b])).ok()?;
-                    Some((anns.0, b))
-                }
-                None => {
-                    // The last piece: parse one array and see where it ends.
-                    let piece = format!("[{}", &body[a..]);
-                    let mut stream = serde_json::Deserializer::from_str(&piece).into_iter();
-                    let anns: AnnList = stream.next()?.ok()?;
-                    // `piece[offset - 1]` is the array's `]`: `body[a + offset - 2]`.
-                    let end = a + stream.byte_offset() - 1;
-                    Some((anns.0, end))
-                }
-            })
-            .collect()
-    };
-    // The images (when listed before the annotations), indexed, while the pieces parse.
-    let listed = || -> Option<References> {
-        let (a, b) = scan.images?;
-        let v: Vec<FastImage> = serde_json::from_str(&text[a..b]).ok()?;
-        let mut refs = References::default();
-        for i in &v {
-            refs.push(ImageId::from_value(&i.id)?, Vec::new());
+    let end = array_end(body, *starts.last().expect("a first piece"))?;
+    cuts.push(end);
+    let pieces: Vec<&str> = starts
+        .iter()
+        .zip(&cuts)
+        .map(|(&a, &b)| &body[a..b])
+        .collect();
+    let rest = format!("{}[]{}", &text[..open], &body[end + 1..]);
+    let listed = match scan.images {
+        Some((a, b)) => {
+            let v: Vec<FastImage> = serde_json::from_str(&text[a..b]).ok()?;
+            let mut refs = References::default();
+            for i in &v {
+                refs.push(ImageId::from_value(&i.id)?, Vec::new());
+            }
+            Some(refs)
         }
-        Some(refs)
+        None => None,
     };
-    let (listed, parsed) = rayon::join(listed, pieces);
-    let Some(parsed) = parsed else {
-        return serial();
-    };
-    let end = parsed.last().map_or(0, |p| p.1);
-    let rest = format!("{}[]{}", &text[..open], &body[end..]);
     let Some(mut refs) = listed else {
+        let parsed = parse_pieces(&pieces, &any_image)?;
         return match serde_json::from_str::<Rest>(&rest) {
             Ok(r) if r.annotations.is_empty() => Some(coco_references(
                 fast_image_ids(r.images)?,
-                parsed.into_iter().flat_map(|p| p.0),
+                parsed.into_iter().flatten(),
             )),
-            _ => serial(),
+            _ => None,
         };
     };
+    // Annotations of images missing from `images` are never evaluated.
+    let place = |v: &Value| -> Option<Option<u32>> {
+        Some(refs.position(&ImageKey::of(v)?).map(|p| p as u32))
+    };
     // Check the rest of the file (with the images parsed above in it) while the annotations
-    // find their images.
+    // are parsed.
     let images_text = scan.images.map(|(a, b)| &text[a..b]);
     let (valid, placed) = rayon::join(
         || {
             matches!(serde_json::from_str::<RestRaw<'_>>(&rest),
                 Ok(r) if r.annotations.is_empty() && r.images.map(RawValue::get) == images_text)
         },
-        || {
-            parsed
-                .into_par_iter()
-                .map(|(anns, _)| {
-                    // Annotations of images missing from `images` are never evaluated.
-                    anns.into_iter()
-                        .filter_map(|(id, cap)| refs.position(&id.key).map(|p| (p as u32, cap)))
-                        .collect::<Vec<_>>()
-                })
-                .collect::<Vec<_>>()
-        },
+        || parse_pieces(&pieces, &place),
     );
-    if !valid {
-        return serial();
-    }
+    let placed = placed.filter(|_| valid)?;
     let mut counts = vec![0u32; refs.images.len()];
     for &(p, _) in placed.iter().flatten() {
         counts[p as usize] += 1;

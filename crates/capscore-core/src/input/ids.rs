@@ -41,10 +41,10 @@ impl fmt::Display for ImageId {
     }
 }
 
-impl ImageId {
-    /// An id from a JSON value (a number or a string).
-    pub fn from_value(v: &Value) -> Option<ImageId> {
-        let key = match v {
+impl ImageKey {
+    /// The key of an id given as a JSON value (a number or a string).
+    pub fn of(v: &Value) -> Option<ImageKey> {
+        Some(match v {
             Value::Number(n) => {
                 if let Some(i) = n.as_i64() {
                     ImageKey::Int(i128::from(i))
@@ -66,10 +66,16 @@ impl ImageId {
             }
             Value::String(s) => ImageKey::Str(s.clone()),
             _ => return None,
-        };
+        })
+    }
+}
+
+impl ImageId {
+    /// An id from a JSON value (a number or a string).
+    pub fn from_value(v: &Value) -> Option<ImageId> {
         Some(ImageId {
+            key: ImageKey::of(v)?,
             raw: v.clone(),
-            key,
         })
     }
 

@@ -76,8 +76,13 @@ fn gram_id(gram_base: u32, local: u32, p: usize) -> u32 {
 
 /// Hash parts of a batch's new words, numbered in parallel.
 const WORD_PARTS: usize = 16;
-/// Marks a part-local number of a new word (before the parts' offsets are known).
+/// Marks a part-local number of a new word (before the parts' offsets are known): `NEW_WORD |
+/// part << PART_SHIFT | number`.
 const NEW_WORD: u32 = 1 << 31;
+/// See [`NEW_WORD`].
+const PART_SHIFT: u32 = 27;
+/// See [`NEW_WORD`].
+const PART_LOCAL: u32 = (1 << PART_SHIFT) - 1;
 
 /// The hash part (of `parts`) of a word: bits of its hash that a word table's slots do not
 /// use.
@@ -177,12 +182,27 @@ struct LocalWords<'a> {
     vocab: Vec<(&'a str, u64)>,
     /// Local ids by hash part ([`word_part`]).
     parts: Vec<Vec<u32>>,
+    /// Word ids: chunk-local, or batch ids for the captions marked in `pre`.
     words: Vec<u32>,
     word_off: Vec<u32>,
+    /// Per caption, true when it came interned (empty when none did).
+    pre: Vec<bool>,
     /// Captions whose U+0020 split differs from their word split.
     special: Vec<u32>,
     /// One more than the largest pre-interned id.
     bound: u32,
+}
+
+/// A chunk's words after its group was numbered (see [`Words::intern`]).
+struct LocalChunk {
+    /// As in [`LocalWords`].
+    words: Vec<u32>,
+    word_off: Vec<u32>,
+    pre: Vec<bool>,
+    special: Vec<u32>,
+    bound: u32,
+    /// Per chunk-local word: its batch id (once resolved).
+    map: Vec<u32>,
 }
 
 /// Where the CIDEr document frequencies of a batch come from.
@@ -243,6 +263,51 @@ impl BatchWords {
         export: bool,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<BatchWords> {
+        Words::intern(interner, captions, img_start, rouge, stop)?.finish(grams, export, stop)
+    }
+}
+
+/// The words of every caption of a batch, interned: the first half of a [`BatchWords`]
+/// build. It borrows nothing, so the captions' text can be freed before the n-grams are built
+/// (issue 27: at 500,000 images the text is about a quarter of the peak).
+pub struct Words {
+    /// Per chunk: its words and the map of its local ids to batch ids, and its ROUGE-L words.
+    inputs: Vec<ChunkInput>,
+    /// Number of images.
+    images: usize,
+    /// One more than the largest word id.
+    bound: u32,
+}
+
+impl Words {
+    /// The first half of [`BatchWords::build_until`] (same arguments): `None` once `stop()`
+    /// is true.
+    pub fn intern_until(
+        interner: &Interner,
+        captions: &[Caption<'_>],
+        img_start: &[usize],
+        rouge: bool,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Words> {
+        Words::intern(interner, captions, img_start, rouge, stop)
+    }
+
+    /// The second half of [`BatchWords::build_until`]: `None` once `stop()` is true.
+    pub fn build_until(
+        self,
+        grams: Option<IdfSource<'_>>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<BatchWords> {
+        self.finish(grams, false, stop)
+    }
+
+    fn intern<'c>(
+        interner: &Interner,
+        captions: &[Caption<'c>],
+        img_start: &[usize],
+        rouge: bool,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Words> {
         let images = img_start.len().saturating_sub(1);
         let bounds: Vec<(usize, usize)> = (0..images)
             .step_by(CHUNK_IMAGES)
@@ -251,114 +316,146 @@ impl BatchWords {
         // A batch of one chunk numbers its words in one part: the parts' tables and the pool's
         // hand-over would cost more than they save.
         let nparts = if bounds.len() > 1 { WORD_PARTS } else { 1 };
-        // Chunk-local interning, in parallel.
-        let locals: Vec<LocalWords<'_>> = bounds
-            .par_iter()
-            .map(|&(a, b)| {
-                let caps = &captions[img_start[a]..img_start[if stop() { a } else { b }]];
-                let mut vocab: WordTable<&str> = WordTable::new();
-                // A chunk's captions have some hundreds of distinct words (a word takes two
-                // bytes at least, with its separator).
-                let bytes: usize = caps.iter().map(|c| c.text.len()).sum();
-                vocab.reset((bytes / 2).min(512));
-                let mut lw = LocalWords {
-                    vocab: Vec::new(),
-                    parts: vec![Vec::new(); nparts],
-                    words: Vec::new(),
-                    word_off: Vec::with_capacity(caps.len() + 1),
-                    special: Vec::new(),
-                    bound: 0,
+        let known = interner.len();
+        assert!(known < NEW_WORD, "fewer than 2^31 known words");
+        // Chunk-local interning of a chunk's captions.
+        let local = |&(a, b): &(usize, usize)| -> LocalWords<'c> {
+            let caps = &captions[img_start[a]..img_start[if stop() { a } else { b }]];
+            let mut vocab: WordTable<&str> = WordTable::new();
+            // A chunk's captions have some hundreds of distinct words (a word takes two
+            // bytes at least, with its separator).
+            let bytes: usize = caps.iter().map(|c| c.text.len()).sum();
+            vocab.reset((bytes / 2).min(512));
+            let mut lw = LocalWords {
+                vocab: Vec::new(),
+                parts: vec![Vec::new(); nparts],
+                words: Vec::new(),
+                word_off: Vec::with_capacity(caps.len() + 1),
+                pre: Vec::new(),
+                special: Vec::new(),
+                bound: 0,
+            };
+            if caps.iter().any(|c| c.ids.is_some()) {
+                lw.pre = caps.iter().map(|c| c.ids.is_some()).collect();
+            }
+            for (k, c) in caps.iter().enumerate() {
+                lw.word_off.push(lw.words.len() as u32);
+                let same = match c.ids {
+                    None => split::words(c.text, |w, prefix| {
+                        lw.words.push(vocab.id(w, prefix));
+                    }),
+                    Some(ids) => {
+                        let max = ids.iter().max().map_or(0, |&m| m.saturating_add(1));
+                        lw.bound = lw.bound.max(max);
+                        lw.words.extend_from_slice(ids);
+                        !rouge || split::space_split_is_word_split(c.text)
+                    }
                 };
-                for (k, c) in caps.iter().enumerate() {
-                    lw.word_off.push(lw.words.len() as u32);
-                    let same = match c.ids {
-                        None => split::words(c.text, |w, prefix| {
-                            lw.words.push(vocab.id(w, prefix));
-                        }),
-                        Some(ids) => {
-                            let max = ids.iter().max().map_or(0, |&m| m.saturating_add(1));
-                            lw.bound = lw.bound.max(max);
-                            !rouge || split::space_split_is_word_split(c.text)
-                        }
-                    };
-                    if rouge && !same {
-                        lw.special.push(k as u32);
+                if rouge && !same {
+                    lw.special.push(k as u32);
+                }
+            }
+            lw.vocab = vocab
+                .into_words()
+                .into_iter()
+                .map(|w| (w, split::prefix(w)))
+                .collect();
+            for (l, &(w, p)) in lw.vocab.iter().enumerate() {
+                lw.parts[word_part(p, w.len(), nparts)].push(l as u32);
+            }
+            lw.word_off.push(lw.words.len() as u32);
+            lw
+        };
+        // A group of chunks at a time (only a group's local vocabularies are held at once):
+        // each chunk interns its words locally (in parallel); each hash part numbers the
+        // group's new words after those of the groups before (in parallel over parts); each
+        // chunk keeps, per local word, its known id or `NEW_WORD | part << PART_SHIFT |
+        // number`. Once every group is numbered, the parts' offsets are known and the numbers
+        // become batch ids (in parallel over chunks).
+        let mut tables: Vec<WordTable<&'c str>> = (0..nparts).map(|_| WordTable::new()).collect();
+        let mut chunks: Vec<LocalChunk> = Vec::with_capacity(bounds.len());
+        for group in bounds.chunks(GROUP_CHUNKS) {
+            let locals: Vec<LocalWords<'c>> = group.par_iter().map(local).collect();
+            if stop() {
+                return None;
+            }
+            let number = |(part, table): (usize, &mut WordTable<&'c str>)| -> Vec<Vec<u32>> {
+                locals
+                    .iter()
+                    .map(|l| {
+                        l.parts[part]
+                            .iter()
+                            .map(|&i| {
+                                let (w, p) = l.vocab[i as usize];
+                                match interner.get_with(w, p) {
+                                    Some(id) => id,
+                                    None => NEW_WORD | (part as u32) << PART_SHIFT | table.id(w, p),
+                                }
+                            })
+                            .collect()
+                    })
+                    .collect()
+            };
+            // One chunk (a small batch): the hand-over to the pool would cost more.
+            let numbered: Vec<Vec<Vec<u32>>> = if nparts > 1 {
+                tables.par_iter_mut().enumerate().map(number).collect()
+            } else {
+                tables.iter_mut().enumerate().map(number).collect()
+            };
+            let map_of = |(c, l): (usize, LocalWords<'_>)| {
+                let mut map = vec![0u32; l.vocab.len()];
+                for (part, locals) in l.parts.iter().enumerate() {
+                    for (&i, &v) in locals.iter().zip(&numbered[part][c]) {
+                        map[i as usize] = v;
                     }
                 }
-                lw.vocab = vocab
-                    .into_words()
-                    .into_iter()
-                    .map(|w| (w, split::prefix(w)))
-                    .collect();
-                for (l, &(w, p)) in lw.vocab.iter().enumerate() {
-                    lw.parts[word_part(p, w.len(), nparts)].push(l as u32);
+                LocalChunk {
+                    words: l.words,
+                    word_off: l.word_off,
+                    pre: l.pre,
+                    special: l.special,
+                    bound: l.bound,
+                    map,
                 }
-                lw.word_off.push(lw.words.len() as u32);
-                lw
-            })
-            .collect();
+            };
+            if nparts > 1 {
+                chunks.par_extend(locals.into_par_iter().enumerate().map(map_of));
+            } else {
+                chunks.extend(locals.into_iter().enumerate().map(map_of));
+            }
+            assert!(
+                tables.iter().all(|t| t.len() <= PART_LOCAL as usize),
+                "fewer than 2^27 new words per part"
+            );
+        }
         if stop() {
             return None;
         }
-        // Batch word ids: words the interner knows keep their ids; each hash part numbers its
-        // new words (in parallel), which then follow the interner's ids part after part.
-        let known = interner.len();
-        assert!(known < NEW_WORD, "fewer than 2^31 known words");
-        let number = |part: usize| {
-            let mut table: WordTable<&str> = WordTable::new();
-            let ids = locals
-                .iter()
-                .map(|l| {
-                    l.parts[part]
-                        .iter()
-                        .map(|&i| {
-                            let (w, p) = l.vocab[i as usize];
-                            match interner.get_with(w, p) {
-                                Some(id) => id,
-                                None => NEW_WORD | table.id(w, p),
-                            }
-                        })
-                        .collect()
-                })
-                .collect();
-            (table, ids)
-        };
-        // One chunk (a small batch): the hand-over to the pool would cost more.
-        let numbered: Vec<(WordTable<&str>, Vec<Vec<u32>>)> = if nparts > 1 {
-            (0..nparts).into_par_iter().map(number).collect()
-        } else {
-            vec![number(0)]
-        };
         let mut offsets = vec![0u32; nparts];
         let mut end = u64::from(known);
-        for (o, (table, _)) in offsets.iter_mut().zip(&numbered) {
+        for (o, table) in offsets.iter_mut().zip(&tables) {
             *o = end as u32;
             end += table.len() as u64;
         }
         assert!(end < u64::from(Ngram::PAD), "fewer than 2^32 - 1 words");
         let end = end as u32;
-        let map_of = |(c, l): (usize, &LocalWords<'_>)| {
-            let mut map = vec![0u32; l.vocab.len()];
-            for (part, locals) in l.parts.iter().enumerate() {
-                for (&i, &v) in locals.iter().zip(&numbered[part].1[c]) {
-                    map[i as usize] = if v & NEW_WORD != 0 {
-                        offsets[part] + (v & !NEW_WORD)
-                    } else {
-                        v
-                    };
-                }
+        let batch_id = |v: u32| {
+            if v & NEW_WORD != 0 {
+                offsets[((v & !NEW_WORD) >> PART_SHIFT) as usize] + (v & PART_LOCAL)
+            } else {
+                v
             }
-            map
         };
-        let maps: Vec<Vec<u32>> = if nparts > 1 {
-            locals.par_iter().enumerate().map(map_of).collect()
+        let resolve = |c: &mut LocalChunk| c.map.iter_mut().for_each(|v| *v = batch_id(*v));
+        if nparts > 1 {
+            chunks.par_iter_mut().for_each(resolve);
         } else {
-            locals.iter().enumerate().map(map_of).collect()
-        };
+            chunks.iter_mut().for_each(resolve);
+        }
         // ROUGE-L's words of the captions whose U+0020 split differs (rare): the same ids, and
         // words no caption's word split has after all the others.
         let mut extra: WordTable<&str> = WordTable::new();
-        let rouge_words: Vec<Vec<(u32, Vec<u32>)>> = locals
+        let rouge_words: Vec<Vec<(u32, Vec<u32>)>> = chunks
             .iter()
             .zip(&bounds)
             .map(|(l, &(a, _))| {
@@ -373,7 +470,7 @@ impl BatchWords {
                                 return id;
                             }
                             let part = word_part(p, w.len(), nparts);
-                            match numbered[part].0.find(w, p) {
+                            match tables[part].find(w, p) {
                                 Some(id) => offsets[part] + id,
                                 None => end + extra.id(w, p),
                             }
@@ -384,26 +481,56 @@ impl BatchWords {
             })
             .collect();
         let words_end = end.saturating_add(extra.len() as u32);
-        let bound = locals.iter().fold(words_end, |m, l| m.max(l.bound));
+        let bound = chunks.iter().fold(words_end, |m, l| m.max(l.bound));
         if stop() {
             return None;
         }
+        let inputs = chunks
+            .into_iter()
+            .zip(rouge_words)
+            .zip(bounds)
+            .map(|((l, rouge_words), (a, b))| ChunkInput {
+                first_img: a,
+                img_cap: img_start[a..=b]
+                    .iter()
+                    .map(|&s| (s - img_start[a]) as u32)
+                    .collect(),
+                words: l.words,
+                word_off: l.word_off,
+                pre: l.pre,
+                map: l.map,
+                rouge_words,
+            })
+            .collect();
+        Some(Words {
+            inputs,
+            images,
+            bound,
+        })
+    }
+
+    /// Batch word ids and, with `grams`, n-gram ids and weights.
+    fn finish(
+        self,
+        grams: Option<IdfSource<'_>>,
+        export: bool,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<BatchWords> {
         let parts = Parts {
-            captions,
-            img_start,
-            bounds: &bounds,
+            images: self.images,
             export,
             stop,
         };
+        let (inputs, bound) = (self.inputs, self.bound);
         match grams {
-            Some(idf) if u64::fits(bound) => {
-                parts.finish::<u64>(locals, maps, rouge_words, Some((idf, bound)))
-            }
-            Some(idf) => parts.finish::<u128>(locals, maps, rouge_words, Some((idf, bound))),
-            None => parts.finish::<u64>(locals, maps, rouge_words, None),
+            Some(idf) if u64::fits(bound) => parts.finish::<u64>(inputs, Some((idf, bound))),
+            Some(idf) => parts.finish::<u128>(inputs, Some((idf, bound))),
+            None => parts.finish::<u64>(inputs, None),
         }
     }
+}
 
+impl BatchWords {
     /// True when some reference caption has at least one word.
     pub fn any_reference_word(&self) -> bool {
         self.chunks.iter().any(|ch| {
@@ -641,53 +768,52 @@ impl ChunkGrams<'_> {
     }
 }
 
-/// The inputs of [`BatchWords::build`] after the merge.
-struct Parts<'p, 'a> {
-    captions: &'p [Caption<'a>],
-    img_start: &'p [usize],
-    bounds: &'p [(usize, usize)],
+/// How [`Words::finish`] builds the rest.
+struct Parts<'p> {
+    /// Number of images.
+    images: usize,
     /// Keep the reference n-grams with their document frequencies.
     export: bool,
     /// See [`BatchWords::build_with`].
     stop: &'p (dyn Fn() -> bool + Sync),
 }
 
-/// What one chunk's batch word ids are made from: its local words, the map of its local ids
-/// to batch ids, its ROUGE-L words, and its images.
-type ChunkInput<'l> = (
-    ((LocalWords<'l>, Vec<u32>), Vec<(u32, Vec<u32>)>),
-    (usize, usize),
-);
+/// What one chunk's batch word ids are made from (see [`Words`]).
+struct ChunkInput {
+    /// Batch index of the chunk's first image.
+    first_img: usize,
+    /// As in [`WordChunk`].
+    img_cap: Vec<u32>,
+    /// Word ids: chunk-local, or batch ids for the captions marked in `pre`.
+    words: Vec<u32>,
+    word_off: Vec<u32>,
+    /// See [`LocalWords`].
+    pre: Vec<bool>,
+    /// Chunk-local id -> batch id.
+    map: Vec<u32>,
+    /// As in [`WordChunk`].
+    rouge_words: Vec<(u32, Vec<u32>)>,
+}
 
-impl Parts<'_, '_> {
-    /// The batch word ids of one chunk.
-    fn chunk(&self, (((l, map), rouge_words), (a, b)): ChunkInput<'_>) -> WordChunk {
-        let base = self.img_start[a];
-        let caps = &self.captions[base..self.img_start[b]];
-        let img_cap: Vec<u32> = self.img_start[a..=b]
-            .iter()
-            .map(|&s| (s - base) as u32)
-            .collect();
-        let mut words = Vec::with_capacity(l.words.len());
-        let mut word_off = Vec::with_capacity(caps.len() + 1);
-        for (k, c) in caps.iter().enumerate() {
-            word_off.push(words.len() as u32);
-            match c.ids {
-                Some(ids) => words.extend_from_slice(ids),
-                None => words.extend(
-                    l.words[l.word_off[k] as usize..l.word_off[k + 1] as usize]
-                        .iter()
-                        .map(|&w| map[w as usize]),
-                ),
+impl Parts<'_> {
+    /// The batch word ids of one chunk: its local ids mapped in place.
+    fn chunk(&self, c: ChunkInput) -> WordChunk {
+        let mut words = c.words;
+        for k in 0..c.word_off.len() - 1 {
+            if c.pre.get(k) == Some(&true) {
+                continue;
+            }
+            let span = c.word_off[k] as usize..c.word_off[k + 1] as usize;
+            for w in &mut words[span] {
+                *w = c.map[*w as usize];
             }
         }
-        word_off.push(words.len() as u32);
         WordChunk {
-            first_img: a,
-            img_cap,
-            word_off,
+            first_img: c.first_img,
+            img_cap: c.img_cap,
+            word_off: c.word_off,
             words,
-            rouge_words,
+            rouge_words: c.rouge_words,
             grams: ChunkGramIds::Ids(Vec::new()),
         }
     }
@@ -695,21 +821,13 @@ impl Parts<'_, '_> {
     /// Batch word ids, n-gram windows and n-gram ids.
     fn finish<K: GramKey>(
         &self,
-        locals: Vec<LocalWords<'_>>,
-        maps: Vec<Vec<u32>>,
-        rouge_words: Vec<Vec<(u32, Vec<u32>)>>,
+        inputs: Vec<ChunkInput>,
         grams: Option<(IdfSource<'_>, u32)>,
     ) -> Option<BatchWords> {
         let stop = self.stop;
-        let count = locals.len();
-        let inputs = locals
-            .into_iter()
-            .zip(maps)
-            .zip(rouge_words)
-            .zip(self.bounds.iter().copied());
+        let count = inputs.len();
         let Some((idf, bound)) = grams else {
             // Batch word ids, in parallel over chunks.
-            let inputs: Vec<ChunkInput<'_>> = inputs.collect();
             let chunks: Vec<WordChunk> = inputs.into_par_iter().map(|i| self.chunk(i)).collect();
             if stop() {
                 return None;
@@ -724,7 +842,7 @@ impl Parts<'_, '_> {
                 table: Vec::new(),
             });
         };
-        let images = self.img_start.len() - 1;
+        let images = self.images;
         let (ref_len, ln): (f64, Vec<f64>) = match idf {
             IdfSource::Batch => (
                 (images as f64).ln(),
@@ -733,7 +851,7 @@ impl Parts<'_, '_> {
             IdfSource::Table(t) => ((t.doc_count() as f64).ln(), Vec::new()),
         };
         let (chunks, (uni_idf, uni_df), interned) = intern_grams::<K, _>(
-            inputs,
+            inputs.into_iter(),
             count,
             &|i| self.chunk(i),
             &|chunks| unigram_idf(chunks, bound, idf, ref_len, &ln),
@@ -836,10 +954,10 @@ fn intern<K: GramKey>(
 /// [`ChunkGramIds::InPlace`]. A larger batch keeps each partition's table from group to group,
 /// frees it after the last, and its chunks keep [`ChunkGramIds::Ids`].
 #[allow(clippy::too_many_arguments)]
-fn intern_grams<'l, K: GramKey, U: Send>(
-    mut inputs: impl Iterator<Item = ChunkInput<'l>>,
+fn intern_grams<K: GramKey, U: Send>(
+    mut inputs: impl Iterator<Item = ChunkInput>,
     count: usize,
-    chunk: &(dyn Fn(ChunkInput<'l>) -> WordChunk + Sync),
+    chunk: &(dyn Fn(ChunkInput) -> WordChunk + Sync),
     unigrams: &(dyn Fn(&[WordChunk]) -> U + Sync),
     idf: IdfSource<'_>,
     gram_base: u32,
@@ -867,7 +985,7 @@ fn intern_grams<'l, K: GramKey, U: Send>(
         let last_group = g + 1 == groups;
         // The group's word ids and windows, in parallel over its chunks (one pass over each
         // chunk's words while they are in cache).
-        let group_inputs: Vec<ChunkInput<'l>> = inputs.by_ref().take(GROUP_CHUNKS).collect();
+        let group_inputs: Vec<ChunkInput> = inputs.by_ref().take(GROUP_CHUNKS).collect();
         let built: Vec<(WordChunk, ChunkWindows<K>)> = group_inputs
             .into_par_iter()
             .map(|i| {

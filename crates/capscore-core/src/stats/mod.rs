@@ -28,7 +28,7 @@ pub mod words;
 
 pub use batch::{
     document_frequencies, document_frequencies_until, BatchWords, Caption, ChunkGrams, GramBuf,
-    IdfSource, ImageRef,
+    IdfSource, ImageRef, Words,
 };
 pub use df::{DfTable, DocFreq};
 pub use grams::{GramCounter, GramIndex, GramList, Grams, Matches, OwnedGrams};
