@@ -24,8 +24,8 @@ use rayon::prelude::*;
 use capscore_core::dataset::Dataset;
 use capscore_core::engine::bootstrap::BootstrapSpec;
 use capscore_core::engine::{
-    self, tokenize_references, BleuTotals, DfChoice, DfTableRef, Metric, Options, PrepareRequest,
-    PreparedRefs, ReferenceSource, Report, Tokenizer,
+    self, tokenize_reference_texts, BleuTotals, DfChoice, DfTableRef, Metric, Options,
+    PrepareRequest, PreparedRefs, ReferenceSource, Report, Tokenizer,
 };
 use capscore_core::input::{self, Batch, Candidate, ErrorCode, ImageId, InputError, Item};
 use capscore_core::metrics::meteor::Meteor;
@@ -337,9 +337,9 @@ impl ReferenceSource for Aligned {
             .ok_or_else(Aligned::taken)?;
         Ok(PreparedRefs::plain(if req.tokenize {
             let images: Vec<&[String]> = refs.iter().map(Vec::as_slice).collect();
-            tokenize_references(&images)
+            tokenize_reference_texts(&images)
         } else {
-            refs
+            refs.iter().collect()
         }))
     }
 }

@@ -44,7 +44,7 @@ use crate::metrics::spice::SceneGraph;
 use crate::metrics::spice::Spice;
 use crate::stats::split::py_whitespace;
 use crate::stats::{DfTable, Interner, Vocab};
-use crate::text::ptb;
+use crate::text::{ptb, ImageTexts};
 
 /// Version of the on-disk format.
 const FORMAT: u64 = 1;
@@ -336,10 +336,10 @@ impl Dataset {
         &self,
         sp: &Spice,
         positions: &[usize],
-        refs_tok: &[Vec<String>],
+        refs_tok: &ImageTexts,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Result<Option<CachedGraphs>, InputError> {
-        if refs_tok.len() != positions.len() {
+        if refs_tok.images() != positions.len() {
             return Ok(None);
         }
         // Items to parse: (item, whether its graph is the cached kind).
@@ -347,15 +347,20 @@ impl Dataset {
             .iter()
             .enumerate()
             .filter_map(|(i, &p)| {
-                let cacheable = refs_tok[i] == self.tokenized[p];
+                let cacheable = refs_tok
+                    .image(i)
+                    .eq(self.tokenized[p].iter().map(String::as_str));
                 (!cacheable || !self.has_graph(p)).then_some((i, cacheable))
             })
             .collect();
         let mut own: Vec<Option<(SceneGraph, bool)>> = vec![None; positions.len()];
         let mut cached = positions.len();
         if !todo.is_empty() {
-            let images: Vec<&[String]> =
-                todo.iter().map(|&(i, _)| refs_tok[i].as_slice()).collect();
+            let lists: Vec<Vec<&str>> = todo
+                .iter()
+                .map(|&(i, _)| refs_tok.image(i).collect())
+                .collect();
+            let images: Vec<&[&str]> = lists.iter().map(Vec::as_slice).collect();
             let (graphs, failed) = sp.caption_graphs_until(&images, cancel, &|_| {});
             if cancel() {
                 // Possibly half-built: nothing of it is kept.
@@ -485,7 +490,7 @@ impl Dataset {
     /// Tokenized and interned references for `batch`, a batch assembled against this dataset's
     /// references (items in dataset order), with the number of references that had to be
     /// re-tokenized for their subset context.
-    fn tokenized_for(&self, positions: &[usize]) -> (Vec<Vec<String>>, Interned<'_>, usize) {
+    fn tokenized_for(&self, positions: &[usize]) -> (ImageTexts, Interned<'_>, usize) {
         let mut interner = self.interner.clone();
         let mut tok_refs = Vec::with_capacity(positions.len());
         let mut ids = Vec::with_capacity(positions.len());
@@ -522,7 +527,11 @@ impl Dataset {
             tok_refs.push(toks);
             ids.push(image_ids);
         }
-        (tok_refs, Interned { interner, ids }, retokenized)
+        (
+            tok_refs.iter().collect(),
+            Interned { interner, ids },
+            retokenized,
+        )
     }
 
     /// The dataset's document-frequency table, for `cider_df: "dataset"`.
@@ -1328,7 +1337,7 @@ mod tests {
         )
         .unwrap();
         let prep = ds.prepare(&b, &REQ).unwrap();
-        let tok = prep.tokenized;
+        let tok = prep.tokenized.to_lists();
         assert_eq!(tok.len(), 2);
         assert_eq!(prep.interned.unwrap().ids.len(), 2);
         // Equals tokenizing the subset stream directly.
@@ -1374,7 +1383,7 @@ mod tests {
                 .flat_map(|i| i.references.iter().map(String::as_str))
                 .collect();
             let direct = ptb::tokenize_stream(&stream);
-            let got: Vec<String> = tok.into_iter().flatten().collect();
+            let got = tok.all().to_strings();
             assert_eq!(got, direct, "subset {ids:?}");
             assert_eq!(prep.interned.unwrap().ids.len(), b.items.len());
         }

@@ -24,8 +24,8 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
             if ctx.opts.cancelled() {
                 return None;
             }
-            let refs: Vec<&str> = tok.references[i].iter().map(String::as_str).collect();
-            let st = m.segment(&tok.candidates[i], &refs);
+            let refs: Vec<&str> = tok.references.image(i).collect();
+            let st = m.segment(tok.candidates.get(i), &refs);
             tally.add(1);
             Some(st)
         })

@@ -54,8 +54,8 @@ pub use report::{
 };
 pub use score::{caption_tokens_at_most, intern_references, score};
 pub use source::{
-    tokenize_references, CachedGraphs, DfTableRef, Interned, OwnedReferences, PrepareRequest,
-    PreparedRefs, ReferenceSource,
+    tokenize_reference_texts, tokenize_references, CachedGraphs, DfTableRef, Interned,
+    OwnedReferences, PrepareRequest, PreparedRefs, ReferenceSource,
 };
 pub use step::{Step, Tokenized};
 

@@ -76,17 +76,17 @@ pub(super) fn words(ctx: &Ctx<'_>) -> Result<Option<Words>, InputError> {
         (None, DfUse::Table(t, _)) => t.interner,
         (None, DfUse::Batch) => &fresh,
     };
-    let total = n + tok.references.iter().map(Vec::len).sum::<usize>();
+    let total = n + tok.references.all().len();
     let mut captions = Vec::with_capacity(total);
     let mut img_start = Vec::with_capacity(n + 1);
     for i in 0..n {
         img_start.push(captions.len());
         captions.push(Caption {
-            text: &tok.candidates[i],
+            text: tok.candidates.get(i),
             ids: None,
         });
         let ids = ctx.refs.interned.as_ref().and_then(|p| p.ids.get(i));
-        for (j, r) in tok.references[i].iter().enumerate() {
+        for (j, r) in tok.references.image(i).enumerate() {
             captions.push(Caption {
                 text: r,
                 ids: ids.and_then(|v| v.get(j)).map(|w| &**w),

@@ -17,15 +17,15 @@ use super::source::{PrepareRequest, PreparedRefs, ReferenceSource};
 use super::step::{Ctx, DfUse, Out, Step, Tokenized};
 use super::{meteor, ngram, spice};
 use crate::input::{Batch, Candidate, ErrorCode, InputError};
-use crate::text::ptb;
+use crate::text::{ptb, Texts};
 
 /// Tokenizes captions as one stream, as pycocoevalcap does (or takes them as given).
-fn tokenize_candidates(batch: &Batch, tokenizer: Tokenizer) -> Vec<String> {
+fn tokenize_candidates(batch: &Batch, tokenizer: Tokenizer) -> Texts {
     let _span = tracing::debug_span!("tokenize").entered();
     let cands: Vec<&str> = batch.items.iter().map(|i| i.candidate.as_str()).collect();
     match tokenizer {
-        Tokenizer::Ptb => ptb::tokenize_stream(&cands),
-        Tokenizer::Pretokenized => cands.into_iter().map(str::to_owned).collect(),
+        Tokenizer::Ptb => ptb::tokenize_stream_texts_until(&cands, &|| false).unwrap_or_default(),
+        Tokenizer::Pretokenized => cands.into_iter().collect(),
     }
 }
 
@@ -172,8 +172,8 @@ impl Empty {
         let which =
             |f: &dyn Fn(usize) -> bool| (0..tok.candidates.len()).filter(|&i| f(i)).collect();
         Empty {
-            candidate: which(&|i| tok.candidates[i].is_empty()),
-            reference: which(&|i| tok.references[i].iter().any(String::is_empty)),
+            candidate: which(&|i| tok.candidates.get(i).is_empty()),
+            reference: which(&|i| tok.references.image(i).any(str::is_empty)),
         }
     }
 }
@@ -285,11 +285,11 @@ fn finish(
         batch
             .items
             .iter()
-            .zip(tok.candidates.iter().zip(&tok.references))
-            .map(|(item, (c, r))| TokenizedItem {
+            .enumerate()
+            .map(|(i, item)| TokenizedItem {
                 image_id: item.image_id.raw.clone(),
-                candidate: c.clone(),
-                references: r.clone(),
+                candidate: tok.candidates.get(i).to_owned(),
+                references: tok.references.image(i).map(str::to_owned).collect(),
             })
             .collect()
     });

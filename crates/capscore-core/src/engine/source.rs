@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use crate::input::{self, Batch, Candidate, InputError, References};
 use crate::metrics::spice::{SceneGraph, Spice};
 use crate::stats::{DocFreq, Interner};
-use crate::text::ptb;
+use crate::text::{ptb, ImageTexts};
 
 /// A document-frequency table with the interner whose ids it uses and its signature label.
 #[derive(Clone, Copy)]
@@ -51,7 +51,7 @@ pub struct PrepareRequest<'a> {
 pub struct PreparedRefs<'a> {
     /// Per item (evaluation order), the tokenized references: exactly what tokenizing this
     /// batch's references as one stream gives.
-    pub tokenized: Vec<Vec<String>>,
+    pub tokenized: ImageTexts,
     /// Interned references, when the source keeps them.
     pub interned: Option<Interned<'a>>,
     /// The source's table when it equals the batch's own document frequencies (the batch is
@@ -73,7 +73,7 @@ pub struct CachedGraphs {
 
 impl PreparedRefs<'_> {
     /// Prepared references with nothing cached.
-    pub fn plain(tokenized: Vec<Vec<String>>) -> PreparedRefs<'static> {
+    pub fn plain(tokenized: ImageTexts) -> PreparedRefs<'static> {
         PreparedRefs {
             tokenized,
             interned: None,
@@ -110,15 +110,17 @@ pub trait ReferenceSource: Sync {
 /// Tokenizes per-item reference lists as ONE stream (images in order, references in order),
 /// as pycocoevalcap does.
 pub fn tokenize_references(images: &[&[String]]) -> Vec<Vec<String>> {
+    tokenize_reference_texts(images).to_lists()
+}
+
+/// [`tokenize_references`], kept compact.
+pub fn tokenize_reference_texts(images: &[&[String]]) -> ImageTexts {
     let flat: Vec<&str> = images
         .iter()
         .flat_map(|r| r.iter().map(String::as_str))
         .collect();
-    let mut tok = ptb::tokenize_stream(&flat).into_iter();
-    images
-        .iter()
-        .map(|r| tok.by_ref().take(r.len()).collect())
-        .collect()
+    let texts = ptb::tokenize_stream_texts_until(&flat, &|| false).unwrap_or_default();
+    ImageTexts::from_counts(texts, images.iter().map(|r| r.len()))
 }
 
 /// The references the batch's items carry, tokenized as one stream (or as given).
@@ -129,9 +131,9 @@ fn inline_prepared(batch: &Batch, req: &PrepareRequest<'_>) -> PreparedRefs<'sta
             .iter()
             .map(|i| i.references.as_slice())
             .collect();
-        tokenize_references(&images)
+        tokenize_reference_texts(&images)
     } else {
-        batch.items.iter().map(|i| i.references.clone()).collect()
+        batch.items.iter().map(|i| &i.references).collect()
     };
     PreparedRefs::plain(tokenized)
 }

@@ -32,11 +32,12 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
         .filter(|c| c.graphs.len() == n && c.failed.len() == n);
     let to_parse = match cached {
         Some(_) => n,
-        None => n + tok.references.iter().map(Vec::len).sum::<usize>(),
+        None => n + tok.references.all().len(),
     };
     let tally = Tally::start(ctx.opts, Stage::Spice, to_parse);
     let parsed = |k: usize| tally.add(k);
-    let (cand_tuples, cand_failed) = sp.tuples_until(&tok.candidates, stop, &parsed);
+    let candidates: Vec<&str> = tok.candidates.iter().collect();
+    let (cand_tuples, cand_failed) = sp.tuples_until(&candidates, stop, &parsed);
     let mut failed: Vec<bool> = cand_failed;
     let built;
     let graphs: &[SceneGraph] = match cached {
@@ -47,7 +48,8 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
             &c.graphs
         }
         _ => {
-            let images: Vec<&[String]> = tok.references.iter().map(Vec::as_slice).collect();
+            let lists: Vec<Vec<&str>> = (0..n).map(|i| tok.references.image(i).collect()).collect();
+            let images: Vec<&[&str]> = lists.iter().map(Vec::as_slice).collect();
             let (g, ref_failed) = sp.caption_graphs_until(&images, stop, &parsed);
             for (f, r) in failed.iter_mut().zip(ref_failed) {
                 *f |= r;

@@ -9,15 +9,16 @@ use super::options::Options;
 use super::report::{BleuTotals, Scores, SpiceReport, Warning};
 use super::source::{DfTableRef, PreparedRefs};
 use crate::input::{Batch, InputError};
+use crate::text::{ImageTexts, Texts};
 
 /// The tokenized batch: candidates and references in evaluation order (empty once freed, see
 /// [`super::score`]).
 #[derive(Default)]
 pub struct Tokenized {
     /// Tokenized candidate per item.
-    pub candidates: Vec<String>,
+    pub candidates: Texts,
     /// Tokenized references per item.
-    pub references: Vec<Vec<String>>,
+    pub references: ImageTexts,
 }
 
 /// The step that computes a metric.

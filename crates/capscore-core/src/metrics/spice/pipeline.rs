@@ -174,15 +174,15 @@ impl Spice {
     /// [`Spice::caption_graphs`] that stops early once `stop()` is true (the result is then
     /// incomplete: discard it); `parsed(n)` as in [`Spice::tuples_until`] (the calls add up to
     /// the number of reference captions).
-    pub fn caption_graphs_until(
+    pub fn caption_graphs_until<S: AsRef<str> + Sync>(
         &self,
-        images: &[&[String]],
+        images: &[&[S]],
         stop: &(dyn Fn() -> bool + Sync),
         parsed: &(dyn Fn(usize) + Sync),
     ) -> (Vec<SceneGraph>, Vec<bool>) {
         let flat: Vec<&str> = images
             .iter()
-            .flat_map(|r| r.iter().map(String::as_str))
+            .flat_map(|r| r.iter().map(AsRef::as_ref))
             .collect();
         let (tuples, failed) = self.tuples_until(&flat, stop, parsed);
         let (mut tuples, mut failed) = (tuples.into_iter(), failed.into_iter());

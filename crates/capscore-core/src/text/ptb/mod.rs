@@ -91,6 +91,7 @@ mod soft_hyphens;
 mod urls;
 mod words;
 
+use super::Texts;
 use classes::{is_space, is_space_or_break};
 use fast::fast_tokenize;
 use lexer::Lexer;
@@ -121,31 +122,58 @@ pub fn tokenize_stream_until<S: AsRef<str> + Sync>(
     (0..captions.len())
         .into_par_iter()
         .with_min_len(256)
-        .map(|k| {
-            if stop() {
-                return None;
-            }
-            let cap = captions[k].as_ref();
-            if let Some(out) = fast_tokenize(cap) {
-                return Some(out);
-            }
-            match captions.get(k + 1) {
-                // Common case: a non-blank next caption is the whole relevant context.
-                Some(n)
-                    if !n
-                        .as_ref()
-                        .chars()
-                        .all(|c| is_space_or_break(c) || c == '\u{85}') =>
-                {
-                    Some(slow_tokenize(cap, Some(n.as_ref())))
-                }
-                _ => {
-                    let following = following_text(&captions[k + 1..]);
-                    Some(slow_tokenize(cap, following.as_deref()))
-                }
-            }
-        })
+        .map(|k| (!stop()).then(|| tokenize_at(captions, k)))
         .collect()
+}
+
+/// [`tokenize_stream_until`] into a [`Texts`] (one buffer per block of captions, no string per
+/// caption kept).
+pub fn tokenize_stream_texts_until<S: AsRef<str> + Sync>(
+    captions: &[S],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Texts> {
+    use rayon::prelude::*;
+    // Blocks of a multiple of `Texts`' own, so that appending moves them whole.
+    const PIECE: usize = 4096;
+    let pieces: Vec<Texts> = (0..captions.len().div_ceil(PIECE))
+        .into_par_iter()
+        .map(|b| {
+            let mut t = Texts::new();
+            for k in b * PIECE..((b + 1) * PIECE).min(captions.len()) {
+                if stop() {
+                    return None;
+                }
+                t.push(&tokenize_at(captions, k));
+            }
+            Some(t)
+        })
+        .collect::<Option<_>>()?;
+    let mut out = Texts::new();
+    pieces.into_iter().for_each(|p| out.append(p));
+    Some(out)
+}
+
+/// Caption `k` of a stream, tokenized.
+fn tokenize_at<S: AsRef<str>>(captions: &[S], k: usize) -> String {
+    let cap = captions[k].as_ref();
+    if let Some(out) = fast_tokenize(cap) {
+        return out;
+    }
+    match captions.get(k + 1) {
+        // Common case: a non-blank next caption is the whole relevant context.
+        Some(n)
+            if !n
+                .as_ref()
+                .chars()
+                .all(|c| is_space_or_break(c) || c == '\u{85}') =>
+        {
+            slow_tokenize(cap, Some(n.as_ref()))
+        }
+        _ => {
+            let following = following_text(&captions[k + 1..]);
+            slow_tokenize(cap, following.as_deref())
+        }
+    }
 }
 
 /// Tokenize one caption of a stream. `next` is the text that follows this caption's line in
