@@ -15,11 +15,16 @@ use super::words::{Interner, WordTable};
 // Scoring a batch interns every word and every n-gram once, in parallel, then scores each image
 // from compact id lists:
 //
-// 1. words: each chunk of images interns its captions' words into a chunk-local vocabulary (in
-//    parallel); the words the batch's [`Interner`] knows keep their ids, and the new ones are
-//    numbered by hash part (in parallel over [`WORD_PARTS`] parts), after the interner's ids;
-//    then each chunk maps its words to batch ids (in parallel);
-// 2. n-gram ids, a group of [`GROUP_CHUNKS`] chunks at a time: each chunk of the group lists
+// 1. words ([`Words`], the only stage that reads the text: the caller may free it after),
+//    a group of [`GROUP_CHUNKS`] chunks at a time: each chunk of images interns its captions'
+//    words into a chunk-local vocabulary (in parallel); the words the batch's [`Interner`]
+//    knows keep their ids, and the new ones are numbered by hash part (in parallel over
+//    [`WORD_PARTS`] parts), after those of the groups before; only a group's vocabularies are
+//    held at once. Once every group is numbered, the parts' offsets after the interner's ids
+//    are known, and each chunk's map of local ids to batch ids is resolved (in parallel);
+// 2. batch word ids: each chunk maps its local ids in place, a group at a time, as the
+//    n-grams are built;
+// 3. n-gram ids, a group of [`GROUP_CHUNKS`] chunks at a time: each chunk of the group lists
 //    its n-gram windows of orders 2..=4, keyed by packed word ids, into [`PARTS`] hash
 //    partitions (in parallel over chunks); each partition interns the group's windows into its
 //    table, chunk after chunk, an image's reference windows (counting document frequencies)
