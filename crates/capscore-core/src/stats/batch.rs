@@ -198,7 +198,7 @@ struct LocalWords<'a> {
     bound: u32,
 }
 
-/// A chunk's words after its group was numbered (see [`Words::intern`]).
+/// A chunk's words after its group was numbered (see [`Words::intern_until`]).
 struct LocalChunk {
     /// As in [`LocalWords`].
     words: Vec<u32>,
@@ -268,7 +268,7 @@ impl BatchWords {
         export: bool,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Option<BatchWords> {
-        Words::intern(interner, captions, img_start, rouge, stop)?.finish(grams, export, stop)
+        Words::intern_until(interner, captions, img_start, rouge, stop)?.finish(grams, export, stop)
     }
 }
 
@@ -285,18 +285,6 @@ pub struct Words {
 }
 
 impl Words {
-    /// The first half of [`BatchWords::build_until`] (same arguments): `None` once `stop()`
-    /// is true.
-    pub fn intern_until(
-        interner: &Interner,
-        captions: &[Caption<'_>],
-        img_start: &[usize],
-        rouge: bool,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<Words> {
-        Words::intern(interner, captions, img_start, rouge, stop)
-    }
-
     /// The second half of [`BatchWords::build_until`]: `None` once `stop()` is true.
     pub fn build_until(
         self,
@@ -306,7 +294,9 @@ impl Words {
         self.finish(grams, false, stop)
     }
 
-    fn intern<'c>(
+    /// The first half of [`BatchWords::build_until`] (same arguments): `None` once `stop()`
+    /// is true.
+    pub fn intern_until<'c>(
         interner: &Interner,
         captions: &[Caption<'c>],
         img_start: &[usize],
