@@ -657,6 +657,16 @@ struct FastImage {
     id: Value,
 }
 
+/// A member that may be absent but, when present, is a list: `null` is not one (the typed
+/// fast path then steps aside and the general path reports it).
+fn present_list<'de, D, T>(d: D) -> Result<Option<Vec<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    <Vec<T> as serde::Deserialize>::deserialize(d).map(Some)
+}
+
 #[derive(serde::Deserialize)]
 struct FastAnn {
     image_id: Value,
@@ -795,6 +805,7 @@ fn array_end(s: &str, from: usize) -> Option<usize> {
 pub(crate) fn fast_coco_references(text: &str) -> Option<References> {
     #[derive(serde::Deserialize)]
     struct Fast {
+        #[serde(default, deserialize_with = "present_list")]
         images: Option<Vec<FastImage>>,
         annotations: AnnList,
     }
@@ -810,6 +821,7 @@ fn in_pieces(text: &str) -> Option<References> {
     use serde_json::value::RawValue;
     #[derive(serde::Deserialize)]
     struct Rest {
+        #[serde(default, deserialize_with = "present_list")]
         images: Option<Vec<FastImage>>,
         annotations: Vec<serde::de::IgnoredAny>,
     }
@@ -836,6 +848,10 @@ fn in_pieces(text: &str) -> Option<References> {
         .chain(cuts.iter().map(|&c| c + 1))
         .collect();
     let end = array_end(body, *starts.last().expect("a first piece"))?;
+    // A blank last piece after a cut is a trailing comma (`...},]`): not JSON.
+    if !cuts.is_empty() && body[cuts[cuts.len() - 1] + 1..end].trim().is_empty() {
+        return None;
+    }
     cuts.push(end);
     let pieces: Vec<&str> = starts
         .iter()

@@ -341,6 +341,23 @@ mod tests {
         ] {
             assert!(formats::fast_coco_references(&doc).is_none());
         }
+        // Not JSON, or not a COCO file, for the general path: the fast path does not accept
+        // them either.
+        for doc in [
+            // A trailing comma after a last element long enough to be a piece of its own.
+            format!(
+                "{{\"images\": [{images}], \"annotations\": [{}, {{\"image_id\": 1, \"caption\": \"{}\"}},]}}",
+                anns(9000, ""),
+                "x".repeat(600_000)
+            ),
+            format!(
+                "{{\"images\": null, \"annotations\": [{}]}}",
+                anns(9000, "")
+            ),
+        ] {
+            assert!(parse_json(&doc, "x").and_then(|v| parse_references(&v)).is_err());
+            assert!(formats::fast_coco_references(&doc).is_none());
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 /// Captions per block: caption `k` is caption `k % BLOCK` of block `k / BLOCK`.
-const BLOCK: usize = 1024;
+pub(crate) const BLOCK: usize = 1024;
 
 /// Up to [`BLOCK`] captions in one buffer: caption `j` is `text[ends[j - 1]..ends[j]]`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -25,7 +25,7 @@ impl Block {
 }
 
 /// A list of captions, stored in blocks.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Texts {
     blocks: Vec<Block>,
     len: usize,
@@ -35,6 +35,18 @@ impl Texts {
     /// An empty list.
     pub fn new() -> Texts {
         Texts::default()
+    }
+
+    /// An empty list whose first block has room for `bytes` of text (up to [`BLOCK`]
+    /// captions: a buffer that grows by doubling can leave half of it unused).
+    pub fn with_text_capacity(bytes: usize) -> Texts {
+        Texts {
+            blocks: vec![Block {
+                text: String::with_capacity(bytes),
+                ends: Vec::with_capacity(BLOCK),
+            }],
+            len: 0,
+        }
     }
 
     /// Number of captions.
@@ -49,7 +61,7 @@ impl Texts {
 
     /// Appends a caption.
     pub fn push(&mut self, s: &str) {
-        if self.len % BLOCK == 0 {
+        if self.len % BLOCK == 0 && (self.len > 0 || self.blocks.is_empty()) {
             self.blocks.push(Block {
                 text: String::new(),
                 ends: Vec::with_capacity(BLOCK),
@@ -92,6 +104,8 @@ impl Texts {
     /// boundary).
     pub fn append(&mut self, other: Texts) {
         if self.len % BLOCK == 0 {
+            // An empty list may hold an empty first block (see `with_text_capacity`).
+            self.blocks.truncate(self.len / BLOCK);
             self.len += other.len;
             self.blocks.extend(other.blocks);
         } else {
@@ -104,6 +118,15 @@ impl Texts {
         self.iter().map(str::to_owned).collect()
     }
 }
+
+/// Lists are equal when their captions are (however their storage was made).
+impl PartialEq for Texts {
+    fn eq(&self, other: &Texts) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Texts {}
 
 impl<S: AsRef<str>> FromIterator<S> for Texts {
     fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Texts {
@@ -205,6 +228,13 @@ mod tests {
         assert!(t
             .range(BLOCK - 2..BLOCK + 3)
             .eq(caps[BLOCK - 2..BLOCK + 3].iter()));
+        // A list made with room for its text holds the same.
+        let mut roomy = Texts::with_text_capacity(64);
+        caps.iter().for_each(|c| roomy.push(c));
+        assert_eq!(roomy.to_strings(), caps);
+        let mut empty = Texts::with_text_capacity(8);
+        empty.append(t.clone());
+        assert_eq!(empty.to_strings(), caps);
         // Appending at a block boundary and elsewhere.
         for split in [BLOCK, BLOCK + 3, 0, caps.len()] {
             let mut a: Texts = caps[..split].iter().collect();

@@ -133,13 +133,19 @@ pub fn tokenize_stream_texts_until<S: AsRef<str> + Sync>(
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Option<Texts> {
     use rayon::prelude::*;
-    // Blocks of a multiple of `Texts`' own, so that appending moves them whole.
-    const PIECE: usize = 4096;
+    // Pieces of a `Texts` block each, so that appending moves them whole; each with room for
+    // its raw text and a separator per caption (about what the tokenized text takes).
+    const PIECE: usize = super::list::BLOCK;
     let pieces: Vec<Texts> = (0..captions.len().div_ceil(PIECE))
         .into_par_iter()
         .map(|b| {
-            let mut t = Texts::new();
-            for k in b * PIECE..((b + 1) * PIECE).min(captions.len()) {
+            let range = b * PIECE..((b + 1) * PIECE).min(captions.len());
+            let raw: usize = captions[range.clone()]
+                .iter()
+                .map(|c| c.as_ref().len() + 1)
+                .sum();
+            let mut t = Texts::with_text_capacity(raw);
+            for k in range {
                 if stop() {
                     return None;
                 }
