@@ -492,7 +492,7 @@ impl Dataset {
     /// re-tokenized for their subset context.
     fn tokenized_for(&self, positions: &[usize]) -> (ImageTexts, Interned<'_>, usize) {
         let mut interner = self.interner.clone();
-        let mut tok_refs = Vec::with_capacity(positions.len());
+        let mut tok_refs = ImageTexts::default();
         let mut ids = Vec::with_capacity(positions.len());
         let mut retokenized = 0;
         for (i, &p) in positions.iter().enumerate() {
@@ -524,14 +524,10 @@ impl Dataset {
                     retokenized += 1;
                 }
             }
-            tok_refs.push(toks);
+            tok_refs.push_image(&toks);
             ids.push(image_ids);
         }
-        (
-            tok_refs.iter().collect(),
-            Interned { interner, ids },
-            retokenized,
-        )
+        (tok_refs, Interned { interner, ids }, retokenized)
     }
 
     /// The dataset's document-frequency table, for `cider_df: "dataset"`.

@@ -754,6 +754,19 @@ fn parse_pieces<T: Send>(pieces: &[&str], place: Place<'_, T>) -> Option<Vec<Vec
         .collect()
 }
 
+/// The position of the `"` that closes the JSON string whose text starts at `start` (escapes
+/// skipped); `None` when the text ends first.
+fn string_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut j = start;
+    loop {
+        let k = j + b.get(j..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
+        if b[k] == b'"' {
+            return Some(k);
+        }
+        j = k + 2;
+    }
+}
+
 /// Where the array whose elements start at `from` ends (the position of its `]`), by a
 /// structural scan (strings with their escapes, nesting); `None` when the text ends first. A
 /// wrong answer on invalid JSON is harmless: the piece or the rest then fails to parse.
@@ -763,16 +776,7 @@ fn array_end(s: &str, from: usize) -> Option<usize> {
     let mut i = from;
     while i < b.len() {
         match b[i] {
-            b'"' => {
-                i += 1;
-                loop {
-                    i += b.get(i..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
-                    if b[i] == b'"' {
-                        break;
-                    }
-                    i += 2;
-                }
-            }
+            b'"' => i = string_end(b, i + 1)?,
             b'{' | b'[' => depth += 1,
             b'}' => depth = depth.checked_sub(1)?,
             b']' if depth == 0 => return Some(i),
@@ -935,14 +939,7 @@ fn scan_coco(text: &str) -> Option<CocoScan> {
         match b[i] {
             b'"' => {
                 let start = i + 1;
-                let mut j = start;
-                let end = loop {
-                    let k = j + b.get(j..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
-                    if b[k] == b'"' {
-                        break k;
-                    }
-                    j = k + 2;
-                };
+                let end = string_end(b, start)?;
                 let name = &b[start..end];
                 if depth == 1 && key && (name == b"annotations" || name == b"images") {
                     let mut k = end + 1 + b.get(end + 1..)?.iter().position(|c| !blank(c))?;

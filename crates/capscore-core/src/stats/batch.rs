@@ -239,21 +239,8 @@ impl BatchWords {
         .expect("a build that is never stopped")
     }
 
-    /// [`BatchWords::build`] that gives up once `stop()` is true (checked per chunk of images
-    /// and per n-gram partition, so within a few milliseconds): `None` then. `stop` must stay
-    /// true once it was (a flag or a deadline).
-    pub fn build_until(
-        interner: &Interner,
-        captions: &[Caption<'_>],
-        img_start: &[usize],
-        rouge: bool,
-        grams: Option<IdfSource<'_>>,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Option<BatchWords> {
-        BatchWords::build_with(interner, captions, img_start, rouge, grams, false, stop)
-    }
-
-    /// [`BatchWords::build_until`]; with `export`, the batch document frequencies (`grams`
+    /// [`BatchWords::build`] that gives up once `stop()` is true (see [`Words`]); with
+    /// `export`, the batch document frequencies (`grams`
     /// must be [`IdfSource::Batch`]) are kept as a list of every reference n-gram with its
     /// frequency.
     ///
@@ -275,6 +262,10 @@ impl BatchWords {
 /// The words of every caption of a batch, interned: the first half of a [`BatchWords`]
 /// build. It borrows nothing, so the captions' text can be freed before the n-grams are built
 /// (issue 27: at 500,000 images the text is about a quarter of the peak).
+///
+/// Both halves give up once `stop()` is true (checked per chunk of images and per n-gram
+/// partition, so within a few milliseconds): `None` then. `stop` must stay true once it was (a
+/// flag or a deadline).
 pub struct Words {
     /// Per chunk: its words and the map of its local ids to batch ids, and its ROUGE-L words.
     inputs: Vec<ChunkInput>,
@@ -285,7 +276,7 @@ pub struct Words {
 }
 
 impl Words {
-    /// The second half of [`BatchWords::build_until`]: `None` once `stop()` is true.
+    /// The second half of [`BatchWords::build`]: n-grams and their weights (`grams`).
     pub fn build_until(
         self,
         grams: Option<IdfSource<'_>>,
@@ -294,8 +285,7 @@ impl Words {
         self.finish(grams, false, stop)
     }
 
-    /// The first half of [`BatchWords::build_until`] (same arguments): `None` once `stop()`
-    /// is true.
+    /// The first half of [`BatchWords::build`] (same arguments but `grams`).
     pub fn intern_until<'c>(
         interner: &Interner,
         captions: &[Caption<'c>],
@@ -640,8 +630,8 @@ pub fn document_frequencies<'a>(images: impl IntoIterator<Item = &'a [Vec<u32>]>
     document_frequencies_until(images, &|| false).expect("a count that is never stopped")
 }
 
-/// [`document_frequencies`] that gives up once `stop()` is true (see
-/// [`BatchWords::build_until`]): `None` then.
+/// [`document_frequencies`] that gives up once `stop()` is true (see [`Words`]): `None`
+/// then.
 pub fn document_frequencies_until<'a>(
     images: impl IntoIterator<Item = &'a [Vec<u32>]>,
     stop: &(dyn Fn() -> bool + Sync),

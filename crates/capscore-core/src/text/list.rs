@@ -168,6 +168,12 @@ impl ImageTexts {
         ImageTexts { texts, starts }
     }
 
+    /// Appends an image with its captions.
+    pub fn push_image<S: AsRef<str>>(&mut self, captions: &[S]) {
+        captions.iter().for_each(|s| self.texts.push(s.as_ref()));
+        self.starts.push(self.texts.len());
+    }
+
     /// Number of images.
     pub fn images(&self) -> usize {
         self.starts.len() - 1
@@ -194,12 +200,8 @@ impl ImageTexts {
 impl<L: AsRef<[String]>> FromIterator<L> for ImageTexts {
     fn from_iter<I: IntoIterator<Item = L>>(iter: I) -> ImageTexts {
         let mut out = ImageTexts::default();
-        for list in iter {
-            for s in list.as_ref() {
-                out.texts.push(s);
-            }
-            out.starts.push(out.texts.len());
-        }
+        iter.into_iter()
+            .for_each(|list| out.push_image(list.as_ref()));
         out
     }
 }
