@@ -328,36 +328,30 @@ fn metrics_and_pool(
 fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let (metrics, explicit_meteor, pool) =
         metrics_and_pool(a.metrics.as_deref(), a.output.threads)?;
-    // Both inputs are read and parsed at the same time; their text is freed before scoring
-    // (peak memory). A bad references file is reported first.
+    // The references are read and parsed first, then the candidates: one file's text at a
+    // time is held, each freed once parsed (issue 27: at 500,000 images the peak memory came
+    // while both files' text and parsed forms were held). A bad references file is reported
+    // first.
     let parse_span = tracing::debug_span!("parse").entered();
     let split = a.split.map(input::KarpathySplit::from);
-    let (refs, cands) = pool.install(|| {
-        rayon::join(
-            || {
-                let text = read_input_file(&a.refs, "--refs")?;
-                let refs = input::parse_references_text_with(&text, "--refs", split)
-                    .map_err(labelled("--refs"))?;
-                let fields = match &a.split_by {
-                    Some(field) => Some(
-                        input::parse_json(&text, "--refs")
-                            .and_then(|v| input::ImageFields::field_of(&v, field))
-                            .map_err(labelled("--refs"))?,
-                    ),
-                    None => None,
-                };
-                Ok((refs, fields))
-            },
-            || {
-                let text = read_input_file(&a.cands, "--cands")?;
-                input::parse_candidates_text(&text, "--cands").map_err(labelled("--cands"))
-            },
-        )
+    let parsed = pool.install(|| -> Result<_, InputError> {
+        let text = read_input_file(&a.refs, "--refs")?;
+        let refs = input::parse_references_text_with(&text, "--refs", split)
+            .map_err(labelled("--refs"))?;
+        let fields = match &a.split_by {
+            Some(field) => Some(
+                input::parse_json(&text, "--refs")
+                    .and_then(|v| input::ImageFields::field_of(&v, field))
+                    .map_err(labelled("--refs"))?,
+            ),
+            None => None,
+        };
+        drop(text);
+        let text = read_input_file(&a.cands, "--cands")?;
+        let cands = input::parse_candidates_text(&text, "--cands").map_err(labelled("--cands"))?;
+        Ok(((refs, fields), cands))
     });
-    let ((refs, fields), cands) = match (refs, cands) {
-        (Ok(r), Ok(c)) => (r, c),
-        (Err(e), _) | (_, Err(e)) => return Err(with_swap_hint(&a, e).into()),
-    };
+    let ((refs, fields), cands) = parsed.map_err(|e| with_swap_hint(&a, e))?;
     drop(parse_span);
     let (loaded, skipped) = load_for(metrics, explicit_meteor, &a.resources.get())?;
     // Checked with the rest of the job (engine::Job::check).
@@ -439,21 +433,24 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let mut report = outcome?.into_report()?;
     report.warnings.extend(skipped);
     print_warnings(&report.warnings);
-    let mut text = {
-        let _span = tracing::debug_span!("serialize").entered();
-        match a.format {
-            OutputFormat::Json => pool.install(|| report.to_string_pretty()),
-            OutputFormat::Evalai => {
-                serde_json::to_string_pretty(&engine::leaderboard::evalai(&report))
-            }
+    let _span = tracing::debug_span!("serialize").entered();
+    let written = match a.format {
+        // Written as it is formatted (issue 27: 128 MB of text at 500,000 images).
+        OutputFormat::Json => emit_with(a.output.out.as_deref(), stdout, &mut |w| {
+            report.write_pretty(w, Some(&pool))?;
+            w.write_all(b"\n")
+        }),
+        OutputFormat::Evalai => {
+            let mut text = serde_json::to_string_pretty(&engine::leaderboard::evalai(&report))
+                .map_err(|e| CliError::Other(format!("cannot write the report: {e}")))?;
+            text.push('\n');
+            emit(a.output.out.as_deref(), &text, stdout)
         }
-    }
-    .map_err(|e| CliError::Other(format!("cannot write the report: {e}")))?;
-    text.push('\n');
-    // Tens of thousands of small allocations: freed on a helper thread while the output is
-    // written.
+    };
+    // Tens of thousands of small allocations: freed on a helper thread while the process
+    // ends.
     drop_in_background(report);
-    emit(a.output.out.as_deref(), &text, stdout)
+    written
 }
 
 /// Every warning of a report as one readable line on stderr (the JSON keeps them too), so a
@@ -478,13 +475,28 @@ fn print_warnings(warnings: &[engine::Warning]) {
 
 /// Writes a command's output to `--out` (`-`: stdout) or stdout.
 fn emit(out: Option<&Path>, text: &str, stdout: &mut dyn Write) -> Result<(), CliError> {
+    emit_with(out, stdout, &mut |w| w.write_all(text.as_bytes()))
+}
+
+/// [`emit`] of the output that `body` writes (through a buffer of 1 MiB: one write(2) of a
+/// 128 MB report took 0.4-1 s of system time, in pieces about 0.03 s; issue 27). A file is
+/// replaced atomically, so a failed write leaves it as it was.
+fn emit_with(out: Option<&Path>, stdout: &mut dyn Write, body: Body<'_>) -> Result<(), CliError> {
     match out.filter(|p| *p != Path::new("-")) {
-        Some(path) => write_output(path, text.as_bytes())
+        Some(path) => write_output(path, body)
             .map_err(|e| CliError::Other(format!("cannot write {}: {e}", path.display()))),
-        None => write_in_pieces(stdout, text.as_bytes())
-            .and_then(|()| stdout.flush())
-            .map_err(|e| CliError::Other(e.to_string())),
+        None => buffered(stdout, body).map_err(|e| CliError::Other(e.to_string())),
     }
+}
+
+/// What writes a command's output (see [`emit_with`]).
+type Body<'a> = &'a mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>;
+
+/// `body` written to `w` through a buffer of 1 MiB, flushed.
+fn buffered(w: &mut dyn Write, body: Body<'_>) -> std::io::Result<()> {
+    let mut b = std::io::BufWriter::with_capacity(1 << 20, w);
+    body(&mut b)?;
+    b.flush()
 }
 
 fn compare(a: CompareArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
@@ -670,11 +682,11 @@ fn load_for(
 /// Writes `--out`: a regular file (or a new one) is replaced atomically; a symlink is written
 /// through to its target (the link stays); a device, a pipe or a socket is written to as it
 /// is, never replaced.
-fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn write_output(path: &Path, body: Body<'_>) -> std::io::Result<()> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return crate::dataset::write_atomically(path, bytes)
+            return crate::dataset::write_atomically_with(path, &mut |f| buffered(f, body))
         }
         Err(e) => return Err(e),
     };
@@ -682,37 +694,28 @@ fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         // The link's final target: replaced atomically when it is a regular file, written
         // through otherwise (including a dangling link, which creates its target).
         return match std::fs::canonicalize(path) {
-            Ok(target) => write_output(&target, bytes),
-            Err(_) => write_through(path, bytes, true),
+            Ok(target) => write_output(&target, body),
+            Err(_) => write_through(path, body, true),
         };
     }
     if meta.is_dir() {
         return Err(std::io::Error::other("it is a directory"));
     }
     if meta.is_file() {
-        return crate::dataset::write_atomically(path, bytes);
+        return crate::dataset::write_atomically_with(path, &mut |f| buffered(f, body));
     }
-    write_through(path, bytes, false)
-}
-
-/// `w.write_all(bytes)` in pieces of 1 MiB: one write(2) of a 128 MB report took 0.4-1 s of
-/// system time, in pieces about 0.03 s (issue 27).
-fn write_in_pieces(w: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
-    bytes
-        .chunks(1 << 20)
-        .try_for_each(|piece| w.write_all(piece))
+    write_through(path, body, false)
 }
 
 /// Opens `path` for writing (following links; `create` for a dangling link's target) and
-/// writes `bytes` to it.
-fn write_through(path: &Path, bytes: &[u8], create: bool) -> std::io::Result<()> {
+/// writes `body` to it.
+fn write_through(path: &Path, body: Body<'_>, create: bool) -> std::io::Result<()> {
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(create)
         .truncate(create)
         .open(path)?;
-    write_in_pieces(&mut f, bytes)?;
-    f.flush()
+    buffered(&mut f, body)
 }
 
 /// `e`, with a hint when the two input files look swapped: `--refs` parses as candidates and

@@ -702,14 +702,34 @@ fn is_temporary(fname: &str) -> bool {
 /// (`.<name>~tmp-<pid>-<n>`, a name no dataset file can have), `fsync`, `rename`, then an
 /// `fsync` of the folder so the rename itself is durable.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_stamped(path, bytes).map(|_| ())
+    write_stamped(path, &mut |f| write_in_pieces(f, bytes)).map(|_| ())
+}
+
+/// [`write_atomically`] of what `body` writes to the temporary file (a large output written
+/// as it is made).
+pub fn write_atomically_with(
+    path: &Path,
+    body: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    write_stamped(path, body).map(|_| ())
+}
+
+/// `w.write_all(bytes)` in pieces of 1 MiB: one write(2) of a 128 MB report took 0.4-1 s of
+/// system time (about 0.03 s in pieces; issue 27).
+fn write_in_pieces(w: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
+    bytes
+        .chunks(1 << 20)
+        .try_for_each(|piece| w.write_all(piece))
 }
 
 /// [`write_atomically`], returning the stamp of the file it wrote, taken from the temporary
 /// file's own handle before the rename (a rename keeps size, modification time and inode). A
 /// stamp read from `path` after the rename could be another replica's file, renamed over ours
 /// in between: the registry would then take that file for the version it holds in memory.
-fn write_stamped(path: &Path, bytes: &[u8]) -> std::io::Result<FileStamp> {
+fn write_stamped(
+    path: &Path,
+    body: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<FileStamp> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path
         .parent()
@@ -726,11 +746,7 @@ fn write_stamped(path: &Path, bytes: &[u8]) -> std::io::Result<FileStamp> {
     ));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        // In pieces of 1 MiB: one write(2) of a 128 MB report took 0.4-1 s of system time
-        // (about 0.03 s in pieces; issue 27).
-        for piece in bytes.chunks(1 << 20) {
-            f.write_all(piece)?;
-        }
+        body(&mut f)?;
         f.sync_all()?;
         let stamp = FileStamp::of_metadata(&f.metadata()?);
         std::fs::rename(&tmp, path)?;
@@ -1039,7 +1055,7 @@ impl Registry {
         if let (Some(dir), Some(bytes)) = (&self.dir, bytes) {
             let path = dir.join(format!("{name}.json"));
             existed = path.exists();
-            stamp = Some(write_stamped(&path, &bytes)?);
+            stamp = Some(write_stamped(&path, &mut |f| write_in_pieces(f, &bytes))?);
         }
         let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
         map.insert(

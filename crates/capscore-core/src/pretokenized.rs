@@ -360,7 +360,7 @@ pub fn cider_d(caps: &Captions<'_>) -> Option<(f64, Vec<f64>)> {
         let (grams, matches) = image.grams.expect("n-grams were built");
         s.fill(grams);
         s.score(Variant::CiderD, matches)
-    });
+    })?;
     Some((numpy_mean(&scores), scores))
 }
 

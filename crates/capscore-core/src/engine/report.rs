@@ -444,51 +444,76 @@ impl Report {
     /// The same text as `serde_json::to_string_pretty(&report)`, with the per-image records
     /// formatted in parallel (the bulk of a large report).
     pub fn to_string_pretty(&self) -> Result<String, serde_json::Error> {
+        let mut out = Vec::new();
+        self.write_pretty(&mut out, None)
+            .map_err(serde_json::Error::io)?;
+        // Only JSON text was written: valid UTF-8.
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Writes [`Report::to_string_pretty`]'s text to `w` as it is made: the per-image records
+    /// are formatted in parallel, [`PRETTY_WINDOW`] images at a time, and written window after
+    /// window (issue 27: the text of 500,000 rows is 128 MB, and was held twice). The records
+    /// are formatted on `pool` (the current pool when `None`); `w` is only written from the
+    /// calling thread.
+    pub fn write_pretty(
+        &self,
+        w: &mut dyn std::io::Write,
+        pool: Option<&rayon::ThreadPool>,
+    ) -> std::io::Result<()> {
         const PLACEHOLDER: &str = "\"per_image\": []";
         let outer = serde_json::to_string_pretty(&ReportView(self))?;
-        if self.per_image.is_empty() {
-            return Ok(outer);
-        }
         // `aggregate` (fixed metric keys) comes first, so the first match is the real one.
-        let Some(at) = outer.find(PLACEHOLDER) else {
-            return serde_json::to_string_pretty(self);
-        };
-        // Each record sits at depth 2, written as serde_json's pretty printer writes it there
-        // (checked by a test): scalars are formatted by serde_json itself.
-        let parts: Vec<String> = self
-            .per_image
-            .par_chunks(256)
-            .map(|chunk| -> Result<String, serde_json::Error> {
-                let mut out = Vec::with_capacity(chunk.len() * 224);
-                for im in chunk {
-                    out.extend_from_slice(b",\n    {\n      \"image_id\": ");
-                    serde_json::to_writer(&mut out, &im.image_id)?;
-                    for (k, v) in im.scores.entries() {
-                        // Output keys are plain ASCII names: nothing to escape.
-                        out.extend_from_slice(b",\n      \"");
-                        out.extend_from_slice(k.as_bytes());
-                        out.extend_from_slice(b"\": ");
-                        serde_json::to_writer(&mut out, &v.is_finite().then_some(v))?;
-                    }
-                    out.extend_from_slice(b"\n    }");
-                }
-                // Only JSON text was written: valid UTF-8.
-                Ok(String::from_utf8_lossy(&out).into_owned())
-            })
-            .collect::<Result<_, _>>()?;
-        let body_len: usize = parts.iter().map(String::len).sum();
-        let mut text = String::with_capacity(outer.len() + body_len + 8);
-        text.push_str(&outer[..at]);
-        text.push_str("\"per_image\": [");
-        for (k, p) in parts.iter().enumerate() {
-            // Every part starts with ",": the very first record starts the array instead.
-            text.push_str(if k == 0 { &p[1..] } else { p });
+        if self.per_image.is_empty() {
+            return w.write_all(outer.as_bytes());
         }
-        text.push_str("\n  ]");
-        text.push_str(&outer[at + PLACEHOLDER.len()..]);
-        Ok(text)
+        let Some(at) = outer.find(PLACEHOLDER) else {
+            return Ok(serde_json::to_writer_pretty(w, self)?);
+        };
+        w.write_all(&outer.as_bytes()[..at])?;
+        w.write_all(b"\"per_image\": [")?;
+        let mut first = true;
+        for window in self.per_image.chunks(PRETTY_WINDOW) {
+            // Each record sits at depth 2, written as serde_json's pretty printer writes it
+            // there (checked by a test): scalars are formatted by serde_json itself.
+            let format = || {
+                window
+                    .par_chunks(256)
+                    .map(|chunk| -> Result<Vec<u8>, serde_json::Error> {
+                        let mut out = Vec::with_capacity(chunk.len() * 224);
+                        for im in chunk {
+                            out.extend_from_slice(b",\n    {\n      \"image_id\": ");
+                            serde_json::to_writer(&mut out, &im.image_id)?;
+                            for (k, v) in im.scores.entries() {
+                                // Output keys are plain ASCII names: nothing to escape.
+                                out.extend_from_slice(b",\n      \"");
+                                out.extend_from_slice(k.as_bytes());
+                                out.extend_from_slice(b"\": ");
+                                serde_json::to_writer(&mut out, &v.is_finite().then_some(v))?;
+                            }
+                            out.extend_from_slice(b"\n    }");
+                        }
+                        Ok(out)
+                    })
+                    .collect::<Result<Vec<Vec<u8>>, _>>()
+            };
+            let parts = match pool {
+                Some(pool) => pool.install(format),
+                None => format(),
+            }?;
+            for p in &parts {
+                // Every part starts with ",": the very first record starts the array instead.
+                w.write_all(if first { &p[1..] } else { p })?;
+                first = false;
+            }
+        }
+        w.write_all(b"\n  ]")?;
+        w.write_all(&outer.as_bytes()[at + PLACEHOLDER.len()..])
     }
 }
+
+/// Per-image records formatted at once by [`Report::write_pretty`] (some MB of text).
+pub const PRETTY_WINDOW: usize = 16_384;
 
 /// A report serialized with an empty `per_image` (for [`Report::to_string_pretty`]).
 struct ReportView<'a>(&'a Report);
@@ -546,7 +571,7 @@ mod tests {
             json!(-7),
             json!("x"),
         ];
-        for n in [0usize, 1, 2, 255, 256, 257, 600] {
+        for n in [0usize, 1, 2, 255, 256, 257, 600, PRETTY_WINDOW + 300] {
             for bleu in [false, true] {
                 let per_image: Vec<ImageScores> = (0..n)
                     .map(|i| ImageScores {

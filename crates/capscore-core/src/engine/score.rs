@@ -119,7 +119,8 @@ pub fn score(
     let n = batch.items.len();
     let mut out = Out {
         aggregate: Scores::default(),
-        per_image: vec![Scores::default(); n],
+        images: n,
+        per_image: Vec::new(),
         bleu_totals: None,
         spice: None,
         signature: BTreeMap::new(),
@@ -187,7 +188,7 @@ fn spider(out: &mut Out) {
         _ => None,
     };
     out.aggregate.spider = mean(&out.aggregate);
-    for row in &mut out.per_image {
+    for row in out.rows() {
         row.spider = mean(row);
     }
     out.signature(Metric::Spider, "spider:(cider_d+spice)/2".into());
@@ -229,10 +230,11 @@ fn finish(
     empty: Empty,
     prepared: &PreparedRefs<'_>,
     opts: &Options<'_>,
-    out: Out,
+    mut out: Out,
 ) -> Result<Report, InputError> {
     let _span = tracing::debug_span!("report").entered();
     let n = batch.items.len();
+    out.rows();
     // The per-image statistics, only when the bootstrap or the caller reads them (a copy of
     // every row: 80 MB at 500,000 images).
     let pool = (opts.bootstrap.is_some() || opts.keep_pool).then(|| PoolStats {

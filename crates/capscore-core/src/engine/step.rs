@@ -86,6 +86,9 @@ impl Ctx<'_> {
 /// What the steps write: scores per image in evaluation order.
 pub(super) struct Out {
     pub(super) aggregate: Scores,
+    /// The number of images (the rows' length once made).
+    pub(super) images: usize,
+    /// Per-image rows: empty until a step writes its first scores (see [`Out::rows`]).
     pub(super) per_image: Vec<Scores>,
     pub(super) bleu_totals: Option<BleuTotals>,
     pub(super) spice: Option<SpiceReport>,
@@ -99,6 +102,15 @@ pub(super) struct Out {
 }
 
 impl Out {
+    /// The per-image rows, made on first use: a step's own working memory (the n-gram step's
+    /// words and n-grams) goes back before they are made.
+    pub(super) fn rows(&mut self) -> &mut [Scores] {
+        if self.per_image.len() != self.images {
+            self.per_image = vec![Scores::default(); self.images];
+        }
+        &mut self.per_image
+    }
+
     pub(super) fn signature(&mut self, m: Metric, part: String) {
         self.signature.insert(m, part);
     }

@@ -550,51 +550,60 @@ impl BatchWords {
     }
 
     /// `f(scratch, image)` for every image, in batch order, in parallel over chunks (one
-    /// `S` per chunk). Once `stop()` is true no further chunk is started: then fewer results
-    /// than images come back.
-    pub fn map_images<S: Default, T: Send>(
+    /// `S` per chunk), each result written in its image's place (no second copy of the
+    /// results). `None` once `stop()` is true: no further chunk is started.
+    pub fn map_images<S: Default, T: Default + Send>(
         &self,
         stop: &(dyn Fn() -> bool + Sync),
         f: impl Fn(&mut S, ImageRef<'_>) -> T + Sync + Send,
-    ) -> Vec<T> {
+    ) -> Option<Vec<T>> {
         let f = &f;
-        (0..self.chunk_count())
-            .into_par_iter()
-            .flat_map_iter(|c| {
-                let images = if stop() { 0 } else { self.chunk_images(c) };
+        let mut out: Vec<T> = Vec::new();
+        out.resize_with(self.chunks.iter().map(WordChunk::images).sum(), T::default);
+        // Chunks are consecutive runs of CHUNK_IMAGES images (the last may be shorter).
+        out.par_chunks_mut(CHUNK_IMAGES)
+            .enumerate()
+            .try_for_each(|(c, slots)| {
+                if stop() {
+                    return None;
+                }
+                debug_assert_eq!(slots.len(), self.chunk_images(c));
                 let mut buf = GramBuf::default();
                 let mut index = GramIndex::default();
                 let mut matches = Matches::default();
                 let mut scratch = S::default();
                 let mut grams = self.grams.then(|| self.chunk_grams(c));
-                (0..images).map(move |j| match grams.as_mut() {
-                    Some(g) => {
-                        let image = g.next_image(&mut buf);
-                        // Every image has its candidate first.
-                        let (cand, refs) = image.split_first().expect("a candidate");
-                        index.rebuild(cand.all().ids);
-                        matches.build(&index, refs.iter().map(|r| r.all().ids));
-                        let grams = Some((&image[..], &matches));
-                        f(
+                for (j, slot) in slots.iter_mut().enumerate() {
+                    *slot = match grams.as_mut() {
+                        Some(g) => {
+                            let image = g.next_image(&mut buf);
+                            // Every image has its candidate first.
+                            let (cand, refs) = image.split_first().expect("a candidate");
+                            index.rebuild(cand.all().ids);
+                            matches.build(&index, refs.iter().map(|r| r.all().ids));
+                            let grams = Some((&image[..], &matches));
+                            f(
+                                &mut scratch,
+                                ImageRef {
+                                    chunk: c,
+                                    index: j,
+                                    grams,
+                                },
+                            )
+                        }
+                        None => f(
                             &mut scratch,
                             ImageRef {
                                 chunk: c,
                                 index: j,
-                                grams,
+                                grams: None,
                             },
-                        )
-                    }
-                    None => f(
-                        &mut scratch,
-                        ImageRef {
-                            chunk: c,
-                            index: j,
-                            grams: None,
-                        },
-                    ),
-                })
-            })
-            .collect()
+                        ),
+                    };
+                }
+                Some(())
+            })?;
+        Some(out)
     }
 
     /// Reads the n-gram counts of the images of chunk `c`, in order (requires `grams` at
