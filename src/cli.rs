@@ -335,18 +335,23 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     let parse_span = tracing::debug_span!("parse").entered();
     let split = a.split.map(input::KarpathySplit::from);
     let parsed = pool.install(|| -> Result<_, InputError> {
-        let text = read_input_file(&a.refs, "--refs")?;
-        let refs = input::parse_references_text_with(&text, "--refs", split)
-            .map_err(labelled("--refs"))?;
-        let fields = match &a.split_by {
-            Some(field) => Some(
-                input::parse_json(&text, "--refs")
+        let (refs, fields) = match &a.split_by {
+            Some(field) => {
+                let text = read_input_file(&a.refs, "--refs")?;
+                let refs = input::parse_references_text_with(&text, "--refs", split)
+                    .map_err(labelled("--refs"))?;
+                let fields = input::parse_json(&text, "--refs")
                     .and_then(|v| input::ImageFields::field_of(&v, field))
+                    .map_err(labelled("--refs"))?;
+                (refs, Some(fields))
+            }
+            // A COCO file is parsed as it is read (issue 27: its text is never held whole).
+            None => (
+                crate::files::read_references(&a.refs, "--refs", split)
                     .map_err(labelled("--refs"))?,
+                None,
             ),
-            None => None,
         };
-        drop(text);
         let text = read_input_file(&a.cands, "--cands")?;
         let cands = input::parse_candidates_text(&text, "--cands").map_err(labelled("--cands"))?;
         Ok(((refs, fields), cands))

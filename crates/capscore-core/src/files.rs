@@ -7,6 +7,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::error::{ErrorCode, InputError};
+use crate::input;
 
 /// A compressed file may expand to at most this many times its own size...
 pub const MAX_GZIP_RATIO: u64 = 64;
@@ -55,6 +56,48 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, InputError> {
             format!("{what}: {} is not valid UTF-8: {e}", path.display()),
         )
     })
+}
+
+/// The references of a references file, as [`read_text`] then
+/// [`input::parse_references_text_with`] give them, with the same errors. A plain COCO
+/// annotation file (its `images` before its `annotations`, as COCO's own files are) is parsed
+/// block by block as it is read ([`input::CocoBlocks`]), its text never held whole (issue 27);
+/// any other file, or one that path refuses, is read whole and parsed as text.
+pub fn read_references(
+    path: &Path,
+    what: &str,
+    split: Option<input::KarpathySplit>,
+) -> Result<input::References, InputError> {
+    if split.is_none() {
+        if let Some(refs) = references_in_blocks(path) {
+            return Ok(refs);
+        }
+    }
+    let text = read_text(path, what)?;
+    input::parse_references_text_with(&text, what, split)
+}
+
+/// [`read_references`]' block path: `None` when the file cannot be opened or read, or is
+/// refused (the text path then reports what is wrong).
+fn references_in_blocks(path: &Path) -> Option<input::References> {
+    let mut f = std::fs::File::open(path).ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut blocks = input::CocoBlocks::default();
+    let mut block = vec![0u8; 4 << 20];
+    loop {
+        match f.read(&mut block) {
+            Ok(0) => return blocks.finish(),
+            Ok(n) => {
+                if !blocks.push(&block[..n]) {
+                    return None;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
 }
 
 /// Decompresses gzip data (every member), refusing to expand past [`gzip_allowance`].
@@ -107,6 +150,61 @@ mod tests {
             read_text(d.path(), "x").unwrap_err().code,
             ErrorCode::InvalidFormat
         );
+    }
+
+    /// Issue 27: a COCO file larger than a block is parsed block by block as it is read, to
+    /// the references its whole text gives; any other file, or a bad one, is read whole, with
+    /// the text path's result or error.
+    #[test]
+    fn references_read_in_blocks_equal_the_text_path() {
+        let d = tempfile::tempdir().unwrap();
+        let n = 60_000;
+        let images: Vec<String> = (0..n).map(|i| format!("{{\"id\": {i}}}")).collect();
+        let anns: Vec<String> = (0..4 * n + 9)
+            .map(|k| {
+                format!(
+                    "{{\"image_id\": {}, \"id\": {k}, \"caption\": \"a man {k} rides a horse along the beach at dusk\"}}",
+                    (k * 7919) % (n + 3)
+                )
+            })
+            .collect();
+        let text = format!(
+            "{{\"images\": [{}], \"annotations\": [\n{}\n]}}",
+            images.join(", "),
+            anns.join(",\n")
+        );
+        assert!(
+            text.len() > input::blocks::BLOCK + (4 << 20),
+            "{}",
+            text.len()
+        );
+        let rows = |r: &input::References| format!("{:?}", r.images);
+        let whole = input::parse_references_text(&text, "x").unwrap();
+        let path = d.path().join("coco.json");
+        std::fs::write(&path, &text).unwrap();
+        let blocks = references_in_blocks(&path).expect("taken block by block");
+        assert_eq!(rows(&blocks), rows(&whole));
+        assert_eq!(
+            rows(&read_references(&path, "x", None).unwrap()),
+            rows(&whole)
+        );
+        // Compressed: read whole, same references.
+        let gz_path = d.path().join("coco.json.gz");
+        std::fs::write(&gz_path, gz(text.as_bytes())).unwrap();
+        assert!(references_in_blocks(&gz_path).is_none());
+        assert_eq!(
+            rows(&read_references(&gz_path, "x", None).unwrap()),
+            rows(&whole)
+        );
+        // A trailing comma after the last annotation: the text path's error.
+        let bad = text.replacen("\n]}", ",\n]}", 1);
+        assert_ne!(bad, text);
+        std::fs::write(&path, &bad).unwrap();
+        let want = input::parse_references_text(&bad, "x").unwrap_err();
+        let got = read_references(&path, "x", None).unwrap_err();
+        assert_eq!((got.code, got.message), (want.code, want.message));
+        let missing = read_references(&d.path().join("none"), "--refs", None).unwrap_err();
+        assert_eq!(missing.code, ErrorCode::FileNotFound);
     }
 
     /// Issue 29: a 2 MB gzip bomb (zeros) is refused, naming the limit, without expanding it.

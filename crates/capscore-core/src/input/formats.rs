@@ -689,7 +689,7 @@ fn fast_image_ids(images: Option<Vec<FastImage>>) -> Option<Option<Vec<ImageId>>
 /// What an annotation's image id becomes while the annotations are parsed: `None` fails the
 /// parse (an id of the wrong type: the general path then reports it), `Some(None)` skips the
 /// annotation (its image is not listed, so it is never evaluated).
-type Place<'p, T> = &'p (dyn Fn(&Value) -> Option<Option<T>> + Sync);
+pub(super) type Place<'p, T> = &'p (dyn Fn(&Value) -> Option<Option<T>> + Sync);
 
 /// COCO annotations as (placed image id, caption), in one pass (see [`Place`]).
 struct Anns<'p, T>(Place<'p, T>);
@@ -746,7 +746,10 @@ fn parse_anns<T>(text: &str, place: Place<'_, T>) -> Option<Vec<(T, String)>> {
 }
 
 /// Each piece (elements of an array) as annotations placed by `place`, in parallel.
-fn parse_pieces<T: Send>(pieces: &[&str], place: Place<'_, T>) -> Option<Vec<Vec<(T, String)>>> {
+pub(super) fn parse_pieces<T: Send>(
+    pieces: &[&str],
+    place: Place<'_, T>,
+) -> Option<Vec<Vec<(T, String)>>> {
     use rayon::prelude::*;
     pieces
         .par_iter()
@@ -770,8 +773,7 @@ fn string_end(b: &[u8], start: usize) -> Option<usize> {
 /// Where the array whose elements start at `from` ends (the position of its `]`), by a
 /// structural scan (strings with their escapes, nesting); `None` when the text ends first. A
 /// wrong answer on invalid JSON is harmless: the piece or the rest then fails to parse.
-fn array_end(s: &str, from: usize) -> Option<usize> {
-    let b = s.as_bytes();
+pub(super) fn array_end(b: &[u8], from: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = from;
     while i < b.len() {
@@ -822,36 +824,21 @@ pub(crate) fn fast_coco_references(text: &str) -> Option<References> {
 
 /// [`fast_coco_references`] in pieces: `None` when the file cannot be cut (or is not valid).
 fn in_pieces(text: &str) -> Option<References> {
-    use serde_json::value::RawValue;
     #[derive(serde::Deserialize)]
     struct Rest {
         #[serde(default, deserialize_with = "present_list")]
         images: Option<Vec<FastImage>>,
         annotations: Vec<serde::de::IgnoredAny>,
     }
-    #[derive(serde::Deserialize)]
-    struct RestRaw<'a> {
-        #[serde(borrow)]
-        images: Option<&'a RawValue>,
-        annotations: Vec<serde::de::IgnoredAny>,
-    }
-    let scan = scan_coco(text)?;
+    let scan = scan_coco(text.as_bytes())?;
     let open = scan.annotations;
     let body = &text[open + 1..];
     // Pieces of at least 256 KiB, at most 16; the last runs to the end of the array.
-    let pieces = (body.len() / (256 << 10)).clamp(1, 16);
-    let mut cuts: Vec<usize> = Vec::with_capacity(pieces);
-    for k in 1..pieces {
-        let from = (body.len() * k / pieces).max(cuts.last().map_or(0, |&c| c + 1));
-        match next_element_boundary(body, from) {
-            Some(c) => cuts.push(c),
-            None => break,
-        }
-    }
+    let mut cuts = element_cuts(body.as_bytes());
     let starts: Vec<usize> = std::iter::once(0)
         .chain(cuts.iter().map(|&c| c + 1))
         .collect();
-    let end = array_end(body, *starts.last().expect("a first piece"))?;
+    let end = array_end(body.as_bytes(), *starts.last().expect("a first piece"))?;
     // A blank last piece after a cut is a trailing comma (`...},]`): not JSON.
     if !cuts.is_empty() && body[cuts[cuts.len() - 1] + 1..end].trim().is_empty() {
         return None;
@@ -864,14 +851,7 @@ fn in_pieces(text: &str) -> Option<References> {
         .collect();
     let rest = format!("{}[]{}", &text[..open], &body[end + 1..]);
     let listed = match scan.images {
-        Some((a, b)) => {
-            let v: Vec<FastImage> = serde_json::from_str(&text[a..b]).ok()?;
-            let mut refs = References::default();
-            for i in &v {
-                refs.push(ImageId::from_value(&i.id)?, Vec::new());
-            }
-            Some(refs)
-        }
+        Some((a, b)) => Some(listed_images(&text[a..b])?),
         None => None,
     };
     let Some(mut refs) = listed else {
@@ -892,13 +872,43 @@ fn in_pieces(text: &str) -> Option<References> {
     // are parsed.
     let images_text = scan.images.map(|(a, b)| &text[a..b]);
     let (valid, placed) = rayon::join(
-        || {
-            matches!(serde_json::from_str::<RestRaw<'_>>(&rest),
-                Ok(r) if r.annotations.is_empty() && r.images.map(RawValue::get) == images_text)
-        },
+        || valid_rest(&rest, images_text),
         || parse_pieces(&pieces, &place),
     );
     let placed = placed.filter(|_| valid)?;
+    place_captions(&mut refs, placed);
+    Some(refs)
+}
+
+/// The images listed in a COCO `images` array's text, indexed, with no captions yet; `None`
+/// when it is not a list of objects with a number or string `id`.
+pub(super) fn listed_images(text: &str) -> Option<References> {
+    let v: Vec<FastImage> = serde_json::from_str(text).ok()?;
+    let mut refs = References::default();
+    for i in &v {
+        refs.push(ImageId::from_value(&i.id)?, Vec::new());
+    }
+    Some(refs)
+}
+
+/// Whether the rest of a COCO file (its annotations array replaced by `[]`) is valid JSON with
+/// that empty array as its `annotations`, and with `images_text` (the text indexed) as its
+/// `images`.
+pub(super) fn valid_rest(rest: &str, images_text: Option<&str>) -> bool {
+    use serde_json::value::RawValue;
+    #[derive(serde::Deserialize)]
+    struct RestRaw<'a> {
+        #[serde(borrow)]
+        images: Option<&'a RawValue>,
+        annotations: Vec<serde::de::IgnoredAny>,
+    }
+    matches!(serde_json::from_str::<RestRaw<'_>>(rest),
+        Ok(r) if r.annotations.is_empty() && r.images.map(RawValue::get) == images_text)
+}
+
+/// Moves each placed caption (image position, caption) to its image, in order; each image's
+/// list is allocated once, at its size.
+pub(super) fn place_captions(refs: &mut References, placed: Vec<Vec<(u32, String)>>) {
     let mut counts = vec![0u32; refs.images.len()];
     for &(p, _) in placed.iter().flatten() {
         counts[p as usize] += 1;
@@ -909,23 +919,21 @@ fn in_pieces(text: &str) -> Option<References> {
     for (p, cap) in placed.into_iter().flatten() {
         refs.images[p as usize].1.push(cap);
     }
-    Some(refs)
 }
 
 /// Where a structural scan finds the parts of a COCO annotation file.
-struct CocoScan {
+pub(super) struct CocoScan {
     /// Position of the `[` that opens the root object's `"annotations"` array.
-    annotations: usize,
+    pub(super) annotations: usize,
     /// The root object's `"images"` array (from `[` to `]` included), when it comes before
     /// `"annotations"`.
-    images: Option<(usize, usize)>,
+    pub(super) images: Option<(usize, usize)>,
 }
 
 /// A structural scan (strings with their escapes, nesting) of the text before the root
 /// object's `"annotations"` member. `None` when the text does not start with an object or the
 /// member is not found as plain bytes, or its value is not an array.
-fn scan_coco(text: &str) -> Option<CocoScan> {
-    let b = text.as_bytes();
+pub(super) fn scan_coco(b: &[u8]) -> Option<CocoScan> {
     let blank = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
     let mut i = b.iter().position(|c| !blank(c))?;
     if b[i] != b'{' {
@@ -989,11 +997,26 @@ fn scan_coco(text: &str) -> Option<CocoScan> {
     None
 }
 
+/// Where to cut the elements of an array (`body`: the text after its `[`) into pieces of at
+/// least 256 KiB, at most 16, to parse in parallel: guessed element boundaries (see
+/// [`next_element_boundary`]), ascending.
+pub(super) fn element_cuts(body: &[u8]) -> Vec<usize> {
+    let pieces = (body.len() / (256 << 10)).clamp(1, 16);
+    let mut cuts: Vec<usize> = Vec::with_capacity(pieces);
+    for k in 1..pieces {
+        let from = (body.len() * k / pieces).max(cuts.last().map_or(0, |&c| c + 1));
+        match next_element_boundary(body, from) {
+            Some(c) => cuts.push(c),
+            None => break,
+        }
+    }
+    cuts
+}
+
 /// The first `,` at or after `from` that follows a `}` and blanks (a candidate boundary
 /// between two objects of an array; see [`fast_coco_references`] for why a wrong guess is
 /// harmless).
-fn next_element_boundary(s: &str, from: usize) -> Option<usize> {
-    let b = s.as_bytes();
+fn next_element_boundary(b: &[u8], from: usize) -> Option<usize> {
     let mut i = from;
     while i < b.len() {
         let c = i + b[i..].iter().position(|&x| x == b',')?;

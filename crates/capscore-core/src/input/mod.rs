@@ -10,11 +10,13 @@
 //!
 //! Must not: read files, know about HTTP or the CLI, or compute metrics.
 
+pub mod blocks;
 pub mod fields;
 pub mod formats;
 mod ids;
 
 pub use crate::error::{ErrorCode, InputError};
+pub use blocks::CocoBlocks;
 pub use fields::ImageFields;
 pub use formats::{
     parse_candidates, parse_candidates_text, parse_json, parse_references, parse_references_text,
