@@ -753,7 +753,14 @@ pub(super) fn parse_pieces<T: Send>(
     use rayon::prelude::*;
     pieces
         .par_iter()
-        .map(|p| parse_anns(&format!("[{p}]"), place))
+        .map(|p| {
+            // Sized at once (`format!` grows its string as it writes: a copy per doubling).
+            let mut array = String::with_capacity(p.len() + 2);
+            array.push('[');
+            array.push_str(p);
+            array.push(']');
+            parse_anns(&array, place)
+        })
         .collect()
 }
 
