@@ -444,11 +444,13 @@ impl Report {
     /// The same text as `serde_json::to_string_pretty(&report)`, with the per-image records
     /// formatted in parallel (the bulk of a large report).
     pub fn to_string_pretty(&self) -> Result<String, serde_json::Error> {
-        let mut out = Vec::new();
+        // About 40 bytes a record and 40 a score (one allocation for a large report).
+        let keys = self.aggregate.entries().count();
+        let mut out = Vec::with_capacity(4096 + self.per_image.len() * 40 * (1 + keys));
         self.write_pretty(&mut out, None)
             .map_err(serde_json::Error::io)?;
-        // Only JSON text was written: valid UTF-8.
-        Ok(String::from_utf8_lossy(&out).into_owned())
+        // Only JSON text was written: valid UTF-8 (checked, not copied).
+        String::from_utf8(out).map_err(|e| serde_json::Error::io(std::io::Error::other(e)))
     }
 
     /// Writes [`Report::to_string_pretty`]'s text to `w` as it is made: the per-image records
