@@ -80,10 +80,12 @@ pub fn read_references(
 /// [`read_references`]' block path: `None` when the file cannot be opened or read, or is
 /// refused (the text path then reports what is wrong).
 fn references_in_blocks(path: &Path) -> Option<input::References> {
-    let mut f = std::fs::File::open(path).ok()?;
-    if !f.metadata().ok()?.is_file() {
+    // Checked before opening: opening a named pipe would take its writer's data from the
+    // text path's own open.
+    if !std::fs::metadata(path).ok()?.is_file() {
         return None;
     }
+    let mut f = std::fs::File::open(path).ok()?;
     let mut blocks = input::CocoBlocks::default();
     let mut block = vec![0u8; 4 << 20];
     loop {

@@ -766,10 +766,10 @@ pub(super) fn parse_pieces<T: Send>(
 
 /// The position of the `"` that closes the JSON string whose text starts at `start` (escapes
 /// skipped); `None` when the text ends first.
-fn string_end(b: &[u8], start: usize) -> Option<usize> {
+pub(super) fn string_end(b: &[u8], start: usize) -> Option<usize> {
     let mut j = start;
     loop {
-        let k = j + b.get(j..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
+        let k = j + memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
         if b[k] == b'"' {
             return Some(k);
         }
@@ -780,7 +780,7 @@ fn string_end(b: &[u8], start: usize) -> Option<usize> {
 /// Where the array whose elements start at `from` ends (the position of its `]`), by a
 /// structural scan (strings with their escapes, nesting); `None` when the text ends first. A
 /// wrong answer on invalid JSON is harmless: the piece or the rest then fails to parse.
-pub(super) fn array_end(b: &[u8], from: usize) -> Option<usize> {
+fn array_end(b: &[u8], from: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = from;
     while i < b.len() {
@@ -1007,7 +1007,7 @@ pub(super) fn scan_coco(b: &[u8]) -> Option<CocoScan> {
 /// Where to cut the elements of an array (`body`: the text after its `[`) into pieces of at
 /// least 256 KiB, at most 16, to parse in parallel: guessed element boundaries (see
 /// [`next_element_boundary`]), ascending.
-pub(super) fn element_cuts(body: &[u8]) -> Vec<usize> {
+fn element_cuts(body: &[u8]) -> Vec<usize> {
     let pieces = (body.len() / (256 << 10)).clamp(1, 16);
     let mut cuts: Vec<usize> = Vec::with_capacity(pieces);
     for k in 1..pieces {

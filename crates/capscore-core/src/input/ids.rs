@@ -129,7 +129,7 @@ impl IdIndex {
     /// The table's size is at most this many slots per image, or [`IdIndex::DENSE_MIN`].
     const DENSE_PER_IMAGE: usize = 8;
     /// See [`IdIndex::DENSE_PER_IMAGE`].
-    const DENSE_MIN: usize = 1 << 16;
+    const DENSE_MIN: usize = 1 << 10;
 
     fn get(&self, key: &ImageKey) -> Option<usize> {
         if let ImageKey::Int(i) = key {

@@ -567,7 +567,8 @@ impl BatchWords {
                 if stop() {
                     return None;
                 }
-                debug_assert_eq!(slots.len(), self.chunk_images(c));
+                // Cheap (once a chunk), and a wrong layout would misplace results.
+                assert_eq!(slots.len(), self.chunk_images(c), "chunk layout");
                 let mut buf = GramBuf::default();
                 let mut index = GramIndex::default();
                 let mut matches = Matches::default();
