@@ -480,7 +480,10 @@ fn print_warnings(warnings: &[engine::Warning]) {
 
 /// Writes a command's output to `--out` (`-`: stdout) or stdout.
 fn emit(out: Option<&Path>, text: &str, stdout: &mut dyn Write) -> Result<(), CliError> {
-    emit_with(out, stdout, &mut |w| w.write_all(text.as_bytes()))
+    // In pieces: a buffered writer passes a text larger than its buffer on in one write(2).
+    emit_with(out, stdout, &mut |w| {
+        crate::dataset::write_in_pieces(w, text.as_bytes())
+    })
 }
 
 /// [`emit`] of the output that `body` writes (through a buffer of 1 MiB: one write(2) of a

@@ -716,7 +716,7 @@ pub fn write_atomically_with(
 
 /// `w.write_all(bytes)` in pieces of 1 MiB: one write(2) of a 128 MB report took 0.4-1 s of
 /// system time (about 0.03 s in pieces; issue 27).
-fn write_in_pieces(w: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_in_pieces(w: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
     bytes
         .chunks(1 << 20)
         .try_for_each(|piece| w.write_all(piece))

@@ -10,7 +10,8 @@
 use serde_json::Value;
 
 use super::formats::{
-    listed_images, parse_pieces, place_captions, scan_coco, string_end, valid_rest, CocoScan,
+    element_scan, listed_images, parse_pieces, piece_count, place_captions, scan_coco, valid_rest,
+    CocoScan,
 };
 use super::ids::{ImageKey, References};
 
@@ -119,7 +120,7 @@ impl CocoBlocks {
         }
         let mut body = self.body.take()?;
         let b = &self.buf;
-        let scan = element_scan(b);
+        let scan = element_scan(b, 0);
         let end = scan.end?;
         let last = std::str::from_utf8(&b[..end]).ok()?;
         let pieces = pieces(last, &scan.cuts, self.cut)?;
@@ -174,7 +175,7 @@ impl CocoBlocks {
         let Some(body) = &self.body else {
             return true;
         };
-        let scan = element_scan(&self.buf);
+        let scan = element_scan(&self.buf, 0);
         if scan.end.is_some() {
             self.ended = true;
             return true;
@@ -205,7 +206,7 @@ impl CocoBlocks {
 /// inside `text`); `None` when one is blank, unless it is the whole of an array that no block
 /// was cut from (`[]`): a blank piece is a trailing comma (`...},]`), or two commas, not JSON.
 fn pieces<'t>(text: &'t str, bounds: &[usize], after_cut: bool) -> Option<Vec<&'t str>> {
-    let count = (text.len() / (256 << 10)).clamp(1, 16);
+    let count = piece_count(text.len());
     let mut cuts: Vec<usize> = Vec::with_capacity(count);
     for k in 1..count {
         let target = text.len() * k / count;
@@ -220,39 +221,6 @@ fn pieces<'t>(text: &'t str, bounds: &[usize], after_cut: bool) -> Option<Vec<&'
     let pieces: Vec<&str> = starts.zip(ends).map(|(a, b)| &text[a..b]).collect();
     let blank = pieces.iter().any(|p| p.trim().is_empty());
     (!blank || pieces.len() == 1 && !after_cut).then_some(pieces)
-}
-
-/// What [`element_scan`] finds.
-struct Elements {
-    /// Every `,` between two elements of the array (at its own depth, outside strings).
-    cuts: Vec<usize>,
-    /// The array's `]`, when the text holds it.
-    end: Option<usize>,
-}
-
-/// A structural scan (strings with their escapes, nesting) of the elements of an array,
-/// from a boundary between two of them (or its `[`) on, up to its `]` or the end of the text.
-/// A misreading on text that is not valid JSON is harmless: a piece, or the rest of the file,
-/// then fails to parse.
-fn element_scan(b: &[u8]) -> Elements {
-    let mut cuts = Vec::new();
-    let mut depth = 0usize;
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'"' => match string_end(b, i + 1) {
-                Some(e) => i = e,
-                None => break,
-            },
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' if depth > 0 => depth -= 1,
-            b']' => return Elements { cuts, end: Some(i) },
-            b',' if depth == 0 => cuts.push(i),
-            _ => {}
-        }
-        i += 1;
-    }
-    Elements { cuts, end: None }
 }
 
 #[cfg(test)]

@@ -777,24 +777,43 @@ pub(super) fn string_end(b: &[u8], start: usize) -> Option<usize> {
     }
 }
 
-/// Where the array whose elements start at `from` ends (the position of its `]`), by a
-/// structural scan (strings with their escapes, nesting); `None` when the text ends first. A
-/// wrong answer on invalid JSON is harmless: the piece or the rest then fails to parse.
-fn array_end(b: &[u8], from: usize) -> Option<usize> {
+/// What [`element_scan`] finds.
+pub(super) struct Elements {
+    /// Every `,` between two elements of the array (at its own depth, outside strings).
+    pub(super) cuts: Vec<usize>,
+    /// The array's `]`, when the text holds it.
+    pub(super) end: Option<usize>,
+}
+
+/// A structural scan (strings with their escapes, nesting) of the elements of an array, from
+/// `from` (a boundary between two of them, or just after its `[`) on, up to its `]` or the end
+/// of the text. A misreading on text that is not valid JSON is harmless: a piece, or the rest of
+/// the file, then fails to parse.
+pub(super) fn element_scan(b: &[u8], from: usize) -> Elements {
+    let mut cuts = Vec::new();
     let mut depth = 0usize;
     let mut i = from;
     while i < b.len() {
         match b[i] {
-            b'"' => i = string_end(b, i + 1)?,
+            b'"' => match string_end(b, i + 1) {
+                Some(e) => i = e,
+                None => break,
+            },
             b'{' | b'[' => depth += 1,
-            b'}' => depth = depth.checked_sub(1)?,
-            b']' if depth == 0 => return Some(i),
-            b']' => depth -= 1,
+            b'}' | b']' if depth > 0 => depth -= 1,
+            b']' => return Elements { cuts, end: Some(i) },
+            b',' if depth == 0 => cuts.push(i),
             _ => {}
         }
         i += 1;
     }
-    None
+    Elements { cuts, end: None }
+}
+
+/// How many pieces `len` bytes of array elements are parsed in, in parallel: pieces of at
+/// least 256 KiB, at most 16.
+pub(super) fn piece_count(len: usize) -> usize {
+    (len / (256 << 10)).clamp(1, 16)
 }
 
 /// The typed fast path for COCO annotation files: `None` when the file does not have that
@@ -845,7 +864,7 @@ fn in_pieces(text: &str) -> Option<References> {
     let starts: Vec<usize> = std::iter::once(0)
         .chain(cuts.iter().map(|&c| c + 1))
         .collect();
-    let end = array_end(body.as_bytes(), *starts.last().expect("a first piece"))?;
+    let end = element_scan(body.as_bytes(), *starts.last().expect("a first piece")).end?;
     // A blank last piece after a cut is a trailing comma (`...},]`): not JSON.
     if !cuts.is_empty() && body[cuts[cuts.len() - 1] + 1..end].trim().is_empty() {
         return None;
@@ -1008,7 +1027,7 @@ pub(super) fn scan_coco(b: &[u8]) -> Option<CocoScan> {
 /// least 256 KiB, at most 16, to parse in parallel: guessed element boundaries (see
 /// [`next_element_boundary`]), ascending.
 fn element_cuts(body: &[u8]) -> Vec<usize> {
-    let pieces = (body.len() / (256 << 10)).clamp(1, 16);
+    let pieces = piece_count(body.len());
     let mut cuts: Vec<usize> = Vec::with_capacity(pieces);
     for k in 1..pieces {
         let from = (body.len() * k / pieces).max(cuts.last().map_or(0, |&c| c + 1));
