@@ -915,27 +915,35 @@ struct GramIds {
 
 /// One hash partition's n-grams while the groups are interned.
 struct Partition<K> {
-    /// Key -> partition-local number, kept from group to group (a batch of one group uses a
-    /// table and frequencies of its worker instead, see [`intern_grams`]).
-    map: KeyTable<K, u32>,
+    /// Key -> its n-gram (see [`GramSlot`]), kept from group to group (a batch of one group
+    /// uses a table and frequencies of its worker instead, see [`intern_grams`]).
+    map: KeyTable<K, GramSlot>,
     /// Per local number: the document frequency.
     df: Vec<u32>,
-    /// Per local number: the last image (batch index) that counted it, `u32::MAX` before.
-    last: Vec<u32>,
 }
 
-/// The local number of `key` in `map` (a new key gets the next one, with frequency 0).
+/// What an n-gram table holds for a key: its partition-local number and the last image (batch
+/// index) that counted it, `u32::MAX` before; the image is read and written in the key's slot,
+/// on the cache line the look-up loaded.
+#[derive(Clone, Copy, Default)]
+struct GramSlot {
+    local: u32,
+    last: u32,
+}
+
+/// The slot of `key` in `map` (a new key gets the next local number, with frequency 0).
 #[inline(always)]
-fn intern<K: GramKey>(
-    map: &mut KeyTable<K, u32>,
+fn intern<'m, K: GramKey>(
+    map: &'m mut KeyTable<K, GramSlot>,
     df: &mut Vec<u32>,
-    last: &mut Vec<u32>,
     key: K,
-) -> u32 {
-    map.get_or_insert(key, || {
+) -> &'m mut GramSlot {
+    map.entry(key, || {
         df.push(0);
-        last.push(u32::MAX);
-        (df.len() - 1) as u32
+        GramSlot {
+            local: (df.len() - 1) as u32,
+            last: u32::MAX,
+        }
     })
 }
 
@@ -963,7 +971,6 @@ fn intern_grams<K: GramKey, U: Send>(
         .map(|_| Partition {
             map: KeyTable::new(PART_BITS),
             df: Vec::new(),
-            last: Vec::new(),
         })
         .collect();
     // Ids stay below u32::MAX (the empty key of the id tables).
@@ -1032,7 +1039,7 @@ fn intern_grams<K: GramKey, U: Send>(
                 .zip(lists)
                 .enumerate()
                 .map_init(
-                    || (KeyTable::<K, u32>::new(PART_BITS), Vec::new(), Vec::new()),
+                    || (KeyTable::<K, GramSlot>::new(PART_BITS), Vec::new()),
                     |scratch, (p, (part, mut list))| {
                         if stop() {
                             return (Vec::new(), 0);
@@ -1041,12 +1048,11 @@ fn intern_grams<K: GramKey, U: Send>(
                         // from there. A worker's table (and frequencies) start afresh for each
                         // partition.
                         let windows: usize = list.iter().map(|[r, c]| r.len() + c.len()).sum();
-                        let (map, df, last) = if groups == 1 {
+                        let (map, df) = if groups == 1 {
                             scratch.1.clear();
-                            scratch.2.clear();
-                            (&mut scratch.0, &mut scratch.1, &mut scratch.2)
+                            (&mut scratch.0, &mut scratch.1)
                         } else {
-                            (&mut part.map, &mut part.df, &mut part.last)
+                            (&mut part.map, &mut part.df)
                         };
                         if groups == 1 || map.is_empty() {
                             map.reset(windows * 9 / 16);
@@ -1059,18 +1065,17 @@ fn intern_grams<K: GramKey, U: Send>(
                                 let img = (ch.first_img + j) as u32;
                                 let end = e[p] as usize;
                                 for slot in refs[at..end].iter_mut() {
-                                    let i = intern(map, df, last, *slot);
-                                    *slot = K::from_value(u64::from(i));
-                                    let i = i as usize;
-                                    if last[i] != img {
-                                        last[i] = img;
-                                        df[i] += 1;
+                                    let g = intern(map, df, *slot);
+                                    *slot = K::from_value(u64::from(g.local));
+                                    if g.last != img {
+                                        g.last = img;
+                                        df[g.local as usize] += 1;
                                     }
                                 }
                                 at = end;
                             }
                             for slot in cands.iter_mut() {
-                                *slot = K::from_value(u64::from(intern(map, df, last, *slot)));
+                                *slot = K::from_value(u64::from(intern(map, df, *slot).local));
                             }
                         }
                         assert!((df.len() as u64) < room, "fewer than 2^32 n-grams");
@@ -1079,13 +1084,13 @@ fn intern_grams<K: GramKey, U: Send>(
                         }
                         if let IdfSource::Table(t) = idf {
                             // The table's frequencies (0 when absent), as its `ln_df` uses.
-                            for (key, i) in map.iter() {
-                                df[i as usize] = t.df(&key.ngram());
+                            for (key, g) in map.iter() {
+                                df[g.local as usize] = t.df(&key.ngram());
                             }
                         }
                         let out = if export {
                             map.iter()
-                                .map(|(key, i)| (key.ngram(), df[i as usize]))
+                                .map(|(key, g)| (key.ngram(), df[g.local as usize]))
                                 .filter(|e| e.1 > 0)
                                 .collect()
                         } else {
@@ -1108,7 +1113,6 @@ fn intern_grams<K: GramKey, U: Send>(
                         // A worker's storage is reset for its next partition; a partition's own
                         // table is done with.
                         if groups > 1 {
-                            *last = Vec::new();
                             *map = KeyTable::new(PART_BITS);
                         }
                         (out, max)

@@ -86,12 +86,20 @@ fn push_id_counts(
 #[derive(Debug)]
 pub struct GramIndex {
     table: KeyTable<u32, u32>,
+    /// A Bloom filter of the indexed ids (one bit each, [`GramIndex::bit`]): most of a
+    /// reference's n-grams are not the candidate's, and the filter settles them from L1
+    /// without a look-up.
+    bloom: [u64; BLOOM_WORDS],
 }
+
+/// Words of [`GramIndex`]'s filter: 1,024 bits, for a candidate's some tens of n-grams.
+const BLOOM_WORDS: usize = 16;
 
 impl Default for GramIndex {
     fn default() -> GramIndex {
         GramIndex {
             table: KeyTable::new(0),
+            bloom: [0; BLOOM_WORDS],
         }
     }
 }
@@ -104,11 +112,21 @@ impl GramIndex {
         index
     }
 
+    /// The filter word and bit of `g`.
+    #[inline]
+    fn bit(g: u32) -> (usize, u64) {
+        let h = g.wrapping_mul(0x9E37_79B1) >> 22;
+        ((h >> 6) as usize, 1 << (h & 63))
+    }
+
     /// Indexes `ids` (distinct) by position, reusing the storage.
     pub fn rebuild(&mut self, ids: &[u32]) {
         self.table.reset(ids.len());
+        self.bloom = [0; BLOOM_WORDS];
         for (i, &g) in ids.iter().enumerate() {
             self.table.insert(g, i as u32);
+            let (w, b) = GramIndex::bit(g);
+            self.bloom[w] |= b;
         }
     }
 
@@ -125,6 +143,10 @@ impl GramIndex {
     /// The position of `g`, if indexed.
     #[inline]
     pub fn get(&self, g: u32) -> Option<usize> {
+        let (w, b) = GramIndex::bit(g);
+        if self.bloom[w] & b == 0 {
+            return None;
+        }
         self.table.get(g).map(|p| p as usize)
     }
 }
@@ -421,6 +443,33 @@ mod tests {
         // Ids are positions for a fresh counter.
         assert_eq!(v.all().ids, (0..11).collect::<Vec<u32>>());
         assert_eq!(counter.get(&Ngram::new(&[2, 1])), Some(4));
+    }
+
+    /// The index (its filter and its table) finds every indexed id at its position and
+    /// nothing else, over rebuilds of every size a candidate has and larger.
+    #[test]
+    fn gram_index_finds_exactly_what_it_holds() {
+        let mut index = GramIndex::default();
+        let mut seed = 7u64;
+        for len in [0usize, 1, 2, 40, 200, 3000] {
+            let ids: Vec<u32> = (0..len)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    (seed >> 33) as u32 | 1
+                })
+                .collect::<std::collections::BTreeSet<u32>>()
+                .into_iter()
+                .collect();
+            index.rebuild(&ids);
+            assert_eq!(index.len(), ids.len());
+            for (i, &g) in ids.iter().enumerate() {
+                assert_eq!(index.get(g), Some(i), "indexed id {g}");
+            }
+            // Even ids were never indexed (every indexed id is odd).
+            for g in (0..20_000u32).map(|k| k * 2) {
+                assert_eq!(index.get(g), None, "id {g} was not indexed");
+            }
+        }
     }
 
     /// Long sentences count through the hash path with the result of the short path.

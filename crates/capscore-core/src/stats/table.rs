@@ -214,17 +214,21 @@ impl<K: Key, V: Copy + Default> KeyTable<K, V> {
     /// The value of `key`; a new key gets `new()`.
     #[inline(always)]
     pub fn get_or_insert(&mut self, key: K, new: impl FnOnce() -> V) -> V {
+        *self.entry(key, new)
+    }
+
+    /// The value of `key`, to change in place; a new key gets `new()` first.
+    #[inline(always)]
+    pub fn entry(&mut self, key: K, new: impl FnOnce() -> V) -> &mut V {
         if (self.len + 1) * 2 > self.slots.len() {
             self.grow();
         }
         let s = self.slot(key);
-        if self.slots[s].0 == key {
-            return self.slots[s].1;
+        if self.slots[s].0 != key {
+            self.slots[s] = (key, new());
+            self.len += 1;
         }
-        let v = new();
-        self.slots[s] = (key, v);
-        self.len += 1;
-        v
+        &mut self.slots[s].1
     }
 
     /// Sets the value of `key` (inserted when absent).
