@@ -29,8 +29,8 @@ use super::words::{Interner, WordTable};
 //    partitions (in parallel over chunks); each partition interns the group's windows into its
 //    table, chunk after chunk, an image's reference windows (counting document frequencies)
 //    then its chunk's candidate windows (in parallel over partitions); each chunk then keeps
-//    one id per window, in window order (in parallel over chunks), or, in a batch of one group,
-//    each window's id and frequency in its key's place. Only a group's keys are held at once
+//    one id per window, in window order (in parallel over chunks; in 3 bytes while the ids fit),
+//    or, in a batch of one group, each window's id and frequency in its key's place. Only a group's keys are held at once
 //    (issue 27: the keys of a whole 500,000-image batch took about 1 GB).
 //    Unigrams need no table: their id is the word id, and their document frequencies are
 //    counted in an array indexed by word. An n-gram's id says where its frequency is: partition
@@ -149,6 +149,9 @@ enum ChunkGramIds {
     /// A larger batch: each window's id, its weight in [`BatchWords`]'s `gram_idf` (4 bytes a
     /// window instead of 12).
     Ids(Vec<u32>),
+    /// As `Ids`, in 3 bytes (little-endian) when every id of the chunk is below 2^24 (the
+    /// window ids are most of a large batch's memory: issue 27).
+    Ids24(Vec<[u8; 3]>),
 }
 
 impl WordChunk {
@@ -733,6 +736,13 @@ impl ChunkGrams<'_> {
                             .map(|&g| (g, gram_idf[(g - gram_base) as usize]));
                         count_into(windows, len, (ids, counts, idfs), n)
                     }
+                    ChunkGramIds::Ids24(grams) => {
+                        let windows = grams[at].iter().map(|&[a, b, c]| {
+                            let g = u32::from_le_bytes([a, b, c, 0]);
+                            (g, gram_idf[(g - gram_base) as usize])
+                        });
+                        count_into(windows, len, (ids, counts, idfs), n)
+                    }
                     ChunkGramIds::InPlace { loc, data } => {
                         let windows = loc[at].iter().map(|&l| {
                             let (side, p, pos) = unloc(l);
@@ -1152,20 +1162,33 @@ fn intern_grams<K: GramKey, U: Send>(
             continue;
         }
         // Each chunk keeps its windows' ids in window order.
-        let ids: Vec<Vec<u32>> = keys
+        // In 3 bytes when every id so far fits (partition p's i-th n-gram: `gram_base + i *
+        // PARTS + p`).
+        let longest = parts.iter().map(|p| p.df.len()).max().unwrap_or(0);
+        let narrow = u64::from(gram_base) + (longest as u64) * PARTS as u64 <= 1 << 24;
+        let ids: Vec<ChunkGramIds> = keys
             .par_iter()
             .zip(&locs)
             .map(|(sides, loc)| {
-                loc.iter()
-                    .map(|&l| {
-                        let (side, p, pos) = unloc(l);
-                        gram_id(gram_base, sides[side][p][pos].value() as u32, p)
-                    })
-                    .collect()
+                let ids = loc.iter().map(|&l| {
+                    let (side, p, pos) = unloc(l);
+                    gram_id(gram_base, sides[side][p][pos].value() as u32, p)
+                });
+                if narrow {
+                    ChunkGramIds::Ids24(
+                        ids.map(|g| {
+                            let [a, b, c, _] = g.to_le_bytes();
+                            [a, b, c]
+                        })
+                        .collect(),
+                    )
+                } else {
+                    ChunkGramIds::Ids(ids.collect())
+                }
             })
             .collect();
         for (ch, ids) in chunks[first..].iter_mut().zip(ids) {
-            ch.grams = ChunkGramIds::Ids(ids);
+            ch.grams = ids;
         }
     }
     let uni = match uni {
@@ -1386,17 +1409,25 @@ mod tests {
     fn grams_are_the_plain_count_in_both_layouts() {
         let beyond = GROUP_CHUNKS * CHUNK_IMAGES + 2 * CHUNK_IMAGES + 9;
         for (count, table) in [(700, false), (700, true), (beyond, false), (beyond, true)] {
-            grams_are_the_plain_count(count, table);
+            grams_are_the_plain_count(count, table, 0);
         }
+        // Word ids from 2^20 on: n-gram ids that use all 3 bytes; from 2^24 on: ids that do not
+        // fit in 3 (4-byte ids). Both with u128 keys.
+        grams_are_the_plain_count(beyond, false, 1 << 20);
+        grams_are_the_plain_count(beyond, false, 1 << 24);
     }
 
-    fn grams_are_the_plain_count(count: usize, table: bool) {
+    fn grams_are_the_plain_count(count: usize, table: bool, first_word: u32) {
         let mut g = crate::engine::bootstrap::SplitMix::stream(11, 0);
         // Per image: its candidate, then its references.
         let images: Vec<Vec<Vec<u32>>> = (0..count)
             .map(|i| {
                 (0..1 + i % 4)
-                    .map(|_| (0..g.below(7)).map(|_| g.below(25) as u32).collect())
+                    .map(|_| {
+                        (0..g.below(7))
+                            .map(|_| first_word + g.below(25) as u32)
+                            .collect()
+                    })
                     .collect()
             })
             .collect();
@@ -1418,10 +1449,17 @@ mod tests {
             IdfSource::Batch
         };
         let words = BatchWords::build(&Interner::new(), &captions, &img_start, false, Some(source));
-        assert_eq!(
-            matches!(words.chunks[0].grams, ChunkGramIds::InPlace { .. }),
-            count <= GROUP_CHUNKS * CHUNK_IMAGES
-        );
+        let layout = match words.chunks[0].grams {
+            ChunkGramIds::InPlace { .. } => "in place",
+            ChunkGramIds::Ids24(_) => "3-byte ids",
+            ChunkGramIds::Ids(_) => "4-byte ids",
+        };
+        let want = match (count <= GROUP_CHUNKS * CHUNK_IMAGES, first_word) {
+            (true, _) => "in place",
+            (false, w) if w < 1 << 24 => "3-byte ids",
+            (false, _) => "4-byte ids",
+        };
+        assert_eq!(layout, want);
         let idf =
             |gram: &[u32]| (count as f64).ln() - f64::from(df.df(&Ngram::new(gram)).max(1)).ln();
         let mut names: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
