@@ -29,9 +29,10 @@ use super::words::{Interner, WordTable};
 //    partitions (in parallel over chunks); each partition interns the group's windows into its
 //    table, chunk after chunk, an image's reference windows (counting document frequencies)
 //    then its chunk's candidate windows (in parallel over partitions); each chunk then keeps
-//    one id per window, in window order (in parallel over chunks; in 3 bytes while the ids fit),
-//    or, in a batch of one group, each window's id and frequency in its key's place. Only a group's keys are held at once
-//    (issue 27: the keys of a whole 500,000-image batch took about 1 GB).
+//    one id per window, in window order (in parallel over chunks; 3 bytes an id while every id
+//    of the batch so far is below 2^24, else 4), or, in a batch of one group, each window's id
+//    and frequency in its key's place. Only a group's keys are held at once (issue 27: the
+//    keys of a whole 500,000-image batch took about 1 GB).
 //    Unigrams need no table: their id is the word id, and their document frequencies are
 //    counted in an array indexed by word. An n-gram's id says where its frequency is: partition
 //    `p`'s `i`-th n-gram is `gram_base + i * PARTS + p`.
@@ -149,8 +150,9 @@ enum ChunkGramIds {
     /// A larger batch: each window's id, its weight in [`BatchWords`]'s `gram_idf` (4 bytes a
     /// window instead of 12).
     Ids(Vec<u32>),
-    /// As `Ids`, in 3 bytes (little-endian) when every id of the chunk is below 2^24 (the
-    /// window ids are most of a large batch's memory: issue 27).
+    /// As `Ids`, 3 bytes an id (little-endian): a chunk interned while every id of the batch
+    /// so far was below 2^24 ([`narrow`]; the window ids are most of a large batch's memory,
+    /// issue 27).
     Ids24(Vec<[u8; 3]>),
 }
 
@@ -174,7 +176,7 @@ pub struct BatchWords {
     /// Per document frequency d: `ln(N) - ln(max(1, d))`, the weight of the other n-grams.
     idf_by_df: Vec<f64>,
     /// The CIDEr weight of n-gram `gram_base + i` (orders 2..=4) is `gram_idf[i]` (when the
-    /// chunks keep [`ChunkGramIds::Ids`]).
+    /// chunks keep [`ChunkGramIds::Ids`] or [`ChunkGramIds::Ids24`]).
     gram_idf: Vec<f64>,
     /// See `gram_idf`: one more than the largest word id.
     gram_base: u32,
@@ -773,6 +775,13 @@ impl ChunkGrams<'_> {
     }
 }
 
+/// True when every n-gram id is below 2^24 while each partition holds at most `longest`
+/// n-grams (partition p's i-th n-gram is `gram_base + i * PARTS + p`): window ids then fit
+/// in 3 bytes ([`ChunkGramIds::Ids24`]).
+fn narrow(gram_base: u32, longest: usize) -> bool {
+    u64::from(gram_base) + longest as u64 * PARTS as u64 <= 1 << 24
+}
+
 /// How [`Words::finish`] builds the rest.
 struct Parts<'p> {
     /// Number of images.
@@ -965,7 +974,8 @@ fn intern<'m, K: GramKey>(
 /// worker, reused from partition to partition (sixteen tables of their own cost a 5,000-image
 /// batch some megabytes of fresh memory, a quarter of its time), and its chunks keep
 /// [`ChunkGramIds::InPlace`]. A larger batch keeps each partition's table from group to group,
-/// frees it after the last, and its chunks keep [`ChunkGramIds::Ids`].
+/// frees it after the last, and its chunks keep [`ChunkGramIds::Ids24`] or
+/// [`ChunkGramIds::Ids`].
 #[allow(clippy::too_many_arguments)]
 fn intern_grams<K: GramKey, U: Send>(
     mut inputs: impl Iterator<Item = ChunkInput>,
@@ -1162,10 +1172,11 @@ fn intern_grams<K: GramKey, U: Send>(
             continue;
         }
         // Each chunk keeps its windows' ids in window order.
-        // In 3 bytes when every id so far fits (partition p's i-th n-gram: `gram_base + i *
-        // PARTS + p`).
-        let longest = parts.iter().map(|p| p.df.len()).max().unwrap_or(0);
-        let narrow = u64::from(gram_base) + (longest as u64) * PARTS as u64 <= 1 << 24;
+        // In 3 bytes when every id so far fits.
+        let narrow = narrow(
+            gram_base,
+            parts.iter().map(|p| p.df.len()).max().unwrap_or(0),
+        );
         let ids: Vec<ChunkGramIds> = keys
             .par_iter()
             .zip(&locs)
@@ -1415,6 +1426,20 @@ mod tests {
         // fit in 3 (4-byte ids). Both with u128 keys.
         grams_are_the_plain_count(beyond, false, 1 << 20);
         grams_are_the_plain_count(beyond, false, 1 << 24);
+        grams_are_the_plain_count(beyond, true, 1 << 24);
+    }
+
+    /// 3-byte ids up to the last id below 2^24, and not one further.
+    #[test]
+    fn narrow_ids_end_at_two_to_the_24() {
+        let top = 1u32 << 24;
+        // The last n-gram of partition PARTS - 1 has id `gram_base + longest * PARTS - 1`.
+        assert!(narrow(top - 16 * PARTS as u32, 16));
+        assert!(!narrow(top - 16 * PARTS as u32 + 1, 16));
+        assert!(narrow(0, (1 << 24) / PARTS));
+        assert!(!narrow(0, (1 << 24) / PARTS + 1));
+        assert!(narrow(top, 0) && !narrow(top + 1, 0));
+        assert_eq!(gram_id(top - 16 * PARTS as u32, 15, PARTS - 1), top - 1);
     }
 
     fn grams_are_the_plain_count(count: usize, table: bool, first_word: u32) {
@@ -1449,17 +1474,19 @@ mod tests {
             IdfSource::Batch
         };
         let words = BatchWords::build(&Interner::new(), &captions, &img_start, false, Some(source));
-        let layout = match words.chunks[0].grams {
-            ChunkGramIds::InPlace { .. } => "in place",
-            ChunkGramIds::Ids24(_) => "3-byte ids",
-            ChunkGramIds::Ids(_) => "4-byte ids",
-        };
         let want = match (count <= GROUP_CHUNKS * CHUNK_IMAGES, first_word) {
             (true, _) => "in place",
             (false, w) if w < 1 << 24 => "3-byte ids",
             (false, _) => "4-byte ids",
         };
-        assert_eq!(layout, want);
+        for ch in &words.chunks {
+            let layout = match ch.grams {
+                ChunkGramIds::InPlace { .. } => "in place",
+                ChunkGramIds::Ids24(_) => "3-byte ids",
+                ChunkGramIds::Ids(_) => "4-byte ids",
+            };
+            assert_eq!(layout, want);
+        }
         let idf =
             |gram: &[u32]| (count as f64).ln() - f64::from(df.df(&Ngram::new(gram)).max(1)).ln();
         let mut names: FxHashMap<u32, Vec<u32>> = FxHashMap::default();

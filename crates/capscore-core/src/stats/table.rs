@@ -312,6 +312,18 @@ mod tests {
             assert_eq!(t.get_or_insert(i * 7919, || 0), i as u32);
         }
         assert_eq!(t.get(3), None);
+        // A value changed in place through `entry` keeps the change through later growth.
+        let mut u: KeyTable<u64, u32> = KeyTable::new(0);
+        for i in 0..100u64 {
+            *u.entry(i, || 0) += i as u32 + 1;
+        }
+        for i in 0..10_000u64 {
+            u.entry(1_000 + i, || 7);
+        }
+        for i in 0..100u64 {
+            assert_eq!(u.get(i), Some(i as u32 + 1));
+        }
+        assert_eq!((u.get(5_000), u.len()), (Some(7), 10_100));
         t.insert(3, 9);
         assert_eq!((t.get(3), t.len()), (Some(9), 10_001));
         t.reset(8);
