@@ -155,7 +155,15 @@ def score(
     ``warnings`` and, when computed, ``bleu_totals``, ``spice``, ``bootstrap``, ``splits`` and
     ``multi_candidate``.
     """
-    refs = _as_json_text(references, "references")
+    # A references path goes to the native side as a path: a COCO annotation file is parsed
+    # block by block as it is read, its text never held whole (as the CLI reads it).
+    refs, refs_path = None, None
+    if isinstance(references, os.PathLike) or (
+        isinstance(references, str) and references.lstrip()[:1] not in ("{", "[")
+    ):
+        refs_path = os.fspath(references)
+    else:
+        refs = _as_json_text(references, "references")
     cands = _as_json_text(candidates, "candidates")
     boot = None
     if bootstrap is not None:
@@ -197,6 +205,7 @@ def score(
         strict=strict,
         multi_candidate=multi,
         evalai=format == "evalai",
+        references_path=refs_path,
     )
     return json.loads(text)
 

@@ -8,7 +8,7 @@ import numpy.typing as npt
 __version__: str
 
 def score_json(
-    references: str,
+    references: Optional[str],
     candidates: str,
     metrics: Optional[List[str]] = None,
     threads: Optional[int] = None,
@@ -22,6 +22,7 @@ def score_json(
     strict: bool = False,
     multi_candidate: Optional[Tuple[str, Optional[str]]] = None,
     evalai: bool = False,
+    references_path: Optional[str] = None,
 ) -> str: ...
 def compare_json(
     references: str,

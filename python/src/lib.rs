@@ -205,11 +205,12 @@ struct Board {
 }
 
 impl Board {
-    /// Scores `cands` against `refs` (whose JSON text is `text`, for split labels).
+    /// Scores `cands` against `refs` (whose JSON text is `text`, for split labels: kept when
+    /// `split_by` is set).
     fn score(
         &self,
         job: &Job<'_>,
-        text: &str,
+        text: Option<&str>,
         refs: &input::References,
         cands: Vec<Candidate>,
         threads: Option<usize>,
@@ -237,6 +238,12 @@ impl Board {
         let labels = match &self.split_by {
             None => None,
             Some(field) => {
+                let text = text.ok_or_else(|| {
+                    coded(
+                        ErrorCode::Internal.as_str(),
+                        "split_by: the references' text was not kept",
+                    )
+                })?;
                 let v = input::parse_json(text, "references").map_err(input_err)?;
                 let fields = input::ImageFields::field_of(&v, field).map_err(input_err)?;
                 let labels = fields
@@ -348,11 +355,11 @@ impl ReferenceSource for Aligned {
 /// `{id: [captions]}` references; COCO results or `{id: caption}` candidates). Returns the
 /// report as JSON text: the same structure as `capscore score`.
 #[pyfunction]
-#[pyo3(signature = (references, candidates, metrics=None, threads=None, explain=false, tokenized=false, cache_dir=None, offline=false, bootstrap=None, df_from=None, split_by=None, strict=false, multi_candidate=None, evalai=false))]
+#[pyo3(signature = (references, candidates, metrics=None, threads=None, explain=false, tokenized=false, cache_dir=None, offline=false, bootstrap=None, df_from=None, split_by=None, strict=false, multi_candidate=None, evalai=false, references_path=None))]
 #[allow(clippy::too_many_arguments)]
 fn score_json(
     py: Python<'_>,
-    references: String,
+    references: Option<String>,
     candidates: String,
     metrics: Option<Vec<String>>,
     threads: Option<usize>,
@@ -366,6 +373,7 @@ fn score_json(
     strict: bool,
     multi_candidate: Option<(String, Option<String>)>,
     evalai: bool,
+    references_path: Option<String>,
 ) -> PyResult<String> {
     let board = Board {
         split_by,
@@ -384,7 +392,30 @@ fn score_json(
         level,
     });
     py.allow_threads(|| {
-        let refs = input::parse_references_text(&references, "references").map_err(input_err)?;
+        // A references file is read as the CLI reads it: a COCO annotation file block by
+        // block, its text never held whole (issue 27), unless `split_by` reads its labels. The
+        // text is kept only for that.
+        let keep_text = board.split_by.is_some();
+        let (refs, text) = match (references_path, references) {
+            (Some(path), _) if !keep_text => {
+                let path = std::path::Path::new(&path);
+                let refs = capscore_core::files::read_references(path, "references", None)
+                    .map_err(input_err)?;
+                (refs, None)
+            }
+            (Some(path), _) => {
+                let path = std::path::Path::new(&path);
+                let text =
+                    capscore_core::files::read_text(path, "references").map_err(input_err)?;
+                let refs = input::parse_references_text(&text, "references").map_err(input_err)?;
+                (refs, Some(text))
+            }
+            (None, text) => {
+                let text = text.unwrap_or_default();
+                let refs = input::parse_references_text(&text, "references").map_err(input_err)?;
+                (refs, keep_text.then_some(text))
+            }
+        };
         let cands = input::parse_candidates_text(&candidates, "candidates").map_err(input_err)?;
         drop(candidates);
         let df_source = match df_from {
@@ -405,7 +436,7 @@ fn score_json(
             bootstrap,
             df: df_source.as_ref().and_then(|d| d.df_table()),
         };
-        let report = board.score(&job, &references, &refs, cands, threads)?;
+        let report = board.score(&job, text.as_deref(), &refs, cands, threads)?;
         let text = if board.evalai {
             serde_json::to_string_pretty(&engine::leaderboard::evalai(&report))
         } else {

@@ -37,6 +37,31 @@ def test_score_equals_the_cli(cli, tmp_path):
     assert got["aggregate"]["CIDEr"] == g["aggregate"]["CIDEr"]
 
 
+def test_a_references_path_is_read_as_the_cli_reads_it(tmp_path):
+    """A references path is read natively (a COCO file with its images first block by block,
+    a gzip file or any other whole): the numbers of the same references given as a dict."""
+    import gzip
+
+    refs, cands = golden_inputs("fakecap_val2017")
+    metrics = ["bleu", "cider_d"]
+    expected = capscore.score(refs, cands, metrics=metrics)
+    r = tmp_path / "r.json"
+    r.write_text(json.dumps({"images": refs["images"], "annotations": refs["annotations"]}))
+    assert capscore.score(str(r), cands, metrics=metrics) == expected
+    assert capscore.score(r, cands, metrics=metrics) == expected
+    z = tmp_path / "r.json.gz"
+    z.write_bytes(gzip.compress(r.read_bytes()))
+    assert capscore.score(z, cands, metrics=metrics) == expected
+    with pytest.raises(CapscoreError) as e:
+        capscore.score(tmp_path / "missing.json", cands, metrics=metrics)
+    assert e.value.code == "file_not_found"
+    bad = tmp_path / "bad.json"
+    bad.write_text(r.read_text()[:-1])
+    with pytest.raises(CapscoreError) as e:
+        capscore.score(bad, cands, metrics=metrics)
+    assert e.value.code == "invalid_json"
+
+
 def test_dict_inputs_keep_integer_ids():
     refs = {1: ["a dog runs on the grass", "a dog is running"], 2: ["a cat sleeps", "a cat on a bed"]}
     cands = {1: "a dog running", 2: ["a cat sleeping"]}  # pycocoevalcap's {id: [caption]} too
