@@ -93,18 +93,25 @@ def _coco_results(cands: Mapping[Any, Any]) -> List[Dict[str, Any]]:
     return out
 
 
+def _is_path(value: Any) -> bool:
+    """A file path: a path object, or a string that is not JSON text (which starts with
+    ``{`` or ``[``)."""
+    return isinstance(value, os.PathLike) or (
+        isinstance(value, str) and value.lstrip()[:1] not in ("{", "[")
+    )
+
+
 def _as_json_text(value: Any, what: str) -> str:
     """JSON text for a path, a JSON string, or a Python structure (dict / list)."""
     if isinstance(value, Mapping) and what == "references" and "annotations" not in value:
         value = _coco_references(value)
     elif isinstance(value, Mapping) and what == "candidates":
         value = _coco_results(value)
-    if isinstance(value, (str, os.PathLike)):
-        path = os.fspath(value)
-        if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
-            return value
+    if _is_path(value):
         # Read as the CLI reads it: plain or gzip (bounded expansion), UTF-8, coded errors.
-        return _capscore.read_text(path, what)
+        return _capscore.read_text(os.fspath(value), what)
+    if isinstance(value, str):
+        return value
     try:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError) as e:
@@ -158,9 +165,7 @@ def score(
     # A references path goes to the native side as a path: a COCO annotation file is parsed
     # block by block as it is read, its text never held whole (as the CLI reads it).
     refs, refs_path = None, None
-    if isinstance(references, os.PathLike) or (
-        isinstance(references, str) and references.lstrip()[:1] not in ("{", "[")
-    ):
+    if _is_path(references):
         refs_path = os.fspath(references)
     else:
         refs = _as_json_text(references, "references")
