@@ -46,7 +46,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
         }
     }
     out.aggregate.meteor = Some(meteor::pooled_score(&ok));
-    for (row, st) in out.rows().iter_mut().zip(&ok) {
+    for (row, st) in out.rows().zip(&ok) {
         row.meteor = Some(st.score());
     }
     if ctx.opts.bootstrap.is_some() || ctx.opts.keep_pool {

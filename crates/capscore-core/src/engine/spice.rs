@@ -76,7 +76,7 @@ pub(super) fn run(ctx: &Ctx<'_>, out: &mut Out) -> Result<(), InputError> {
     }
     let corpus = sp.score(&keys, &items, ctx.opts.explain);
     out.aggregate.spice = Some(corpus.score);
-    for (row, (_, im)) in out.rows().iter_mut().zip(&corpus.images) {
+    for (row, (_, im)) in out.rows().zip(&corpus.images) {
         row.spice = Some(im.all.f_or_nan());
     }
     let images: Vec<&SpiceImage> = corpus.images.iter().map(|(_, im)| im).collect();

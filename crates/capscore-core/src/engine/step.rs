@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::metric::Metric;
 use super::options::Options;
-use super::report::{BleuTotals, Scores, SpiceReport, Warning};
+use super::report::{BleuTotals, ImageScores, Scores, SpiceReport, Warning};
 use super::source::{DfTableRef, PreparedRefs};
 use crate::input::{Batch, InputError};
 use crate::text::{ImageTexts, Texts};
@@ -88,8 +88,9 @@ pub(super) struct Out {
     pub(super) aggregate: Scores,
     /// The number of images (the rows' length once made).
     pub(super) images: usize,
-    /// Per-image rows: empty until a step writes its first scores (see [`Out::rows`]).
-    pub(super) per_image: Vec<Scores>,
+    /// Per-image rows, in evaluation order until the report puts them in output order (their
+    /// ids are set then): empty until a step writes its first scores (see [`Out::rows`]).
+    pub(super) per_image: Vec<ImageScores>,
     pub(super) bleu_totals: Option<BleuTotals>,
     pub(super) spice: Option<SpiceReport>,
     pub(super) signature: BTreeMap<Metric, String>,
@@ -104,11 +105,15 @@ pub(super) struct Out {
 impl Out {
     /// The per-image rows, made on first use: a step's own working memory (the n-gram step's
     /// words and n-grams) goes back before they are made.
-    pub(super) fn rows(&mut self) -> &mut [Scores] {
+    pub(super) fn rows(&mut self) -> impl Iterator<Item = &mut Scores> {
         if self.per_image.len() != self.images {
-            self.per_image = vec![Scores::default(); self.images];
+            let row = ImageScores {
+                image_id: serde_json::Value::Null,
+                scores: Scores::default(),
+            };
+            self.per_image = vec![row; self.images];
         }
-        &mut self.per_image
+        self.per_image.iter_mut().map(|r| &mut r.scores)
     }
 
     pub(super) fn signature(&mut self, m: Metric, part: String) {
