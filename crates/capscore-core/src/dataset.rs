@@ -106,11 +106,11 @@ pub struct Dataset {
     /// The references, images in file order.
     pub references: References,
     /// Per image, per reference: the tokenization in the whole-dataset stream.
-    pub tokenized: Vec<Vec<String>>,
+    pub tokenized: ImageTexts,
     /// Vocabulary of `ids`.
     pub vocab: Arc<Vocab>,
     /// Per image, per reference: interned words.
-    pub ids: Vec<Vec<Vec<u32>>>,
+    pub ids: RefIds,
     /// CIDEr document frequencies over the images that have references.
     pub df: DfTable,
     /// The document-frequency label used in signatures: `dataset:<name>@sha256:<hex>(N=..)`.
@@ -149,7 +149,7 @@ pub struct RefProfile {
 
 impl RefProfile {
     /// From an image's interned references (the words BLEU and CIDEr count).
-    fn of(ids: &[Vec<u32>]) -> RefProfile {
+    fn of<'a>(ids: impl ExactSizeIterator<Item = &'a [u32]>) -> RefProfile {
         let mut p = RefProfile {
             captions: ids.len() as u32,
             ..RefProfile::default()
@@ -161,6 +161,70 @@ impl RefProfile {
             p.max_tokens = p.max_tokens.max(n as u32);
         }
         p
+    }
+}
+
+/// Per image, per reference: interned words (one buffer for all, not a vector per reference:
+/// issue 27).
+#[derive(Debug, Clone, Default)]
+pub struct RefIds {
+    words: Vec<u32>,
+    /// Reference `k`'s words are `words[ends[k - 1]..ends[k]]` (from 0 for the first).
+    ends: Vec<usize>,
+    /// Image `i`'s references are `starts[i]..starts[i + 1]`.
+    starts: Vec<usize>,
+}
+
+impl RefIds {
+    /// The words of `tokenized` (split as BLEU and CIDEr split them, spec COCO §3.4) interned
+    /// with `interner`; `None` once `stop()` is true (checked per 1,024 images).
+    pub fn intern_until(
+        interner: &mut Interner,
+        tokenized: &ImageTexts,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<RefIds> {
+        let mut ids = RefIds {
+            words: Vec::new(),
+            ends: Vec::with_capacity(tokenized.all().len()),
+            starts: Vec::with_capacity(tokenized.images() + 1),
+        };
+        ids.starts.push(0);
+        for i in 0..tokenized.images() {
+            if i % 1024 == 0 && stop() {
+                return None;
+            }
+            for r in tokenized.image(i) {
+                ids.words
+                    .extend(py_whitespace(r).map(|w| interner.intern(w)));
+                ids.ends.push(ids.words.len());
+            }
+            ids.starts.push(ids.ends.len());
+        }
+        ids.words.shrink_to_fit();
+        Some(ids)
+    }
+
+    /// Number of images.
+    pub fn images(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    /// Image `i`'s references, each as its word ids.
+    ///
+    /// # Panics
+    /// When `i >= images()`.
+    pub fn image(&self, i: usize) -> impl ExactSizeIterator<Item = &[u32]> + Clone + '_ {
+        (self.starts[i]..self.starts[i + 1]).map(move |k| {
+            let start = if k == 0 { 0 } else { self.ends[k - 1] };
+            &self.words[start..self.ends[k]]
+        })
+    }
+
+    /// The bytes its heap allocations take ([`crate::heap`]).
+    pub fn heap_bytes(&self) -> u64 {
+        crate::heap::vec(&self.words)
+            + crate::heap::vec(&self.ends)
+            + crate::heap::vec(&self.starts)
     }
 }
 
@@ -258,39 +322,42 @@ impl Dataset {
             .iter()
             .flat_map(|(_, c)| c.iter().map(String::as_str))
             .collect();
-        let mut flat_tok = ptb::tokenize_stream_until(&flat, stop)
-            .ok_or_else(crate::engine::cancelled)?
-            .into_iter();
-        let tokenized: Vec<Vec<String>> = refs
-            .images
-            .iter()
-            .map(|(_, c)| flat_tok.by_ref().take(c.len()).collect())
-            .collect();
+        let texts =
+            ptb::tokenize_stream_texts_until(&flat, stop).ok_or_else(crate::engine::cancelled)?;
+        drop(flat);
+        let tokenized = ImageTexts::from_counts(texts, refs.images.iter().map(|(_, c)| c.len()));
         check()?;
         let mut interner = Interner::new();
-        let ids = crate::engine::intern_references(&mut interner, &tokenized, stop)
+        let ids = RefIds::intern_until(&mut interner, &tokenized, stop)
             .ok_or_else(crate::engine::cancelled)?;
-        let profiles: Vec<RefProfile> = ids.iter().map(|r| RefProfile::of(r)).collect();
-        let base_bytes = {
-            let captions = refs.caption_count() as u64;
-            let tokens: u64 = profiles.iter().map(|p| p.tokens).sum();
-            let text: u64 = refs
-                .images
-                .iter()
-                .flat_map(|(_, c)| c.iter().map(|s| s.len() as u64))
-                .sum();
-            // Captions twice (raw and tokenized) with their String headers; word ids; n-gram
-            // entries of the document frequencies (up to 4 per token, with their hash slots);
-            // per-image overheads.
-            2 * text + 64 * captions + 4 * tokens + 4 * 48 * tokens + 256 * image_count as u64
-        };
+        let profiles: Vec<RefProfile> = (0..image_count)
+            .map(|i| RefProfile::of(ids.image(i)))
+            .collect();
         let vocab = Arc::new(interner.into_vocab());
         let base_interner = Interner::with_base(vocab.clone());
         let df = crate::stats::document_frequencies_until(
-            ids.iter().filter(|r| !r.is_empty()).map(Vec::as_slice),
+            (0..image_count)
+                .map(|i| ids.image(i))
+                .filter(|r| r.len() > 0),
             stop,
         )
         .ok_or_else(crate::engine::cancelled)?;
+        let spice_graphs: Vec<RwLock<Option<(SceneGraph, bool)>>> =
+            std::iter::repeat_with(|| RwLock::new(None))
+                .take(image_count)
+                .collect();
+        // What it holds, counted on what was built (issue 27: an estimate from counts was 7
+        // times that at 500,000 images), and an eighth more for the allocator's part-filled
+        // pages (at 500,000 images the count alone was 5% below the memory the dataset held).
+        let held = refs.heap_bytes()
+            + tokenized.heap_bytes()
+            + ids.heap_bytes()
+            + vocab.heap_bytes()
+            + df.heap_bytes()
+            + crate::heap::vec(&profiles)
+            + crate::heap::vec(&spice_graphs)
+            + meta.labels.heap_bytes();
+        let base_bytes = held + held / 8;
         let df_label = format!(
             "dataset:{name}@sha256:{sha256}(N={})",
             crate::stats::DocFreq::doc_count(&df)
@@ -306,9 +373,7 @@ impl Dataset {
             df,
             df_label,
             interner: base_interner,
-            spice_graphs: std::iter::repeat_with(|| RwLock::new(None))
-                .take(image_count)
-                .collect(),
+            spice_graphs,
             meta,
             base_bytes,
             profiles,
@@ -347,9 +412,7 @@ impl Dataset {
             .iter()
             .enumerate()
             .filter_map(|(i, &p)| {
-                let cacheable = refs_tok
-                    .image(i)
-                    .eq(self.tokenized[p].iter().map(String::as_str));
+                let cacheable = refs_tok.image(i).eq(self.tokenized.image(p));
                 (!cacheable || !self.has_graph(p)).then_some((i, cacheable))
             })
             .collect();
@@ -497,9 +560,8 @@ impl Dataset {
         let mut retokenized = 0;
         for (i, &p) in positions.iter().enumerate() {
             let caps = &self.references.images[p].1;
-            let mut toks: Vec<String> = self.tokenized[p].clone();
-            let mut image_ids: Vec<Cow<'_, [u32]>> =
-                self.ids[p].iter().map(|w| Cow::Borrowed(&**w)).collect();
+            let mut toks: Vec<Cow<'_, str>> = self.tokenized.image(p).map(Cow::Borrowed).collect();
+            let mut image_ids: Vec<Cow<'_, [u32]>> = self.ids.image(p).map(Cow::Borrowed).collect();
             // Tail references: no settling reference after them in the same image.
             let tail_start = caps.iter().rposition(|c| settles(c)).unwrap_or(0);
             for k in tail_start..caps.len() {
@@ -520,7 +582,7 @@ impl Dataset {
                 let t = tokenize_in_context(&caps[k], &subset_ctx);
                 if t != toks[k] {
                     image_ids[k] = Cow::Owned(interner.intern_all(py_whitespace(&t)));
-                    toks[k] = t;
+                    toks[k] = Cow::Owned(t);
                     retokenized += 1;
                 }
             }

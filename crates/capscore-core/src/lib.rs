@@ -38,6 +38,7 @@ pub mod dataset;
 pub mod engine;
 pub mod error;
 pub mod files;
+pub mod heap;
 pub mod input;
 pub mod metrics;
 pub mod nlp;

@@ -52,7 +52,7 @@ pub use report::{
     BleuTotals, ImageScores, Report, RunStats, Scores, SpiceReport, TokenizedItem, Warning,
     WarningCode,
 };
-pub use score::{caption_tokens_at_most, intern_references, score};
+pub use score::{caption_tokens_at_most, score};
 pub use source::{
     tokenize_reference_texts, tokenize_references, CachedGraphs, DfTableRef, Interned,
     OwnedReferences, PrepareRequest, PreparedRefs, ReferenceSource,

@@ -339,28 +339,6 @@ fn reorder<T: Clone>(mut rows: Vec<T>, order: &[usize]) -> Vec<T> {
     rows
 }
 
-/// Interns tokenized references (each split into words as BLEU and CIDEr split them, spec
-/// COCO §3.4): per image, per reference, the word ids; `None` once `stop()` is true.
-pub fn intern_references(
-    interner: &mut crate::stats::Interner,
-    references: &[Vec<String>],
-    stop: &dyn Fn() -> bool,
-) -> Option<Vec<Vec<Vec<u32>>>> {
-    let mut out = Vec::with_capacity(references.len());
-    for (i, refs) in references.iter().enumerate() {
-        // A stop check per 1,024 images: some milliseconds of interning.
-        if i % 1024 == 0 && stop() {
-            return None;
-        }
-        out.push(
-            refs.iter()
-                .map(|s| interner.intern_all(crate::stats::split::py_whitespace(s)))
-                .collect(),
-        );
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::reorder;

@@ -60,6 +60,31 @@ fn entry_id(img: &Value) -> Option<ImageId> {
 }
 
 impl ImageFields {
+    /// The bytes its heap allocations take ([`crate::heap`]): per field, the hash table of
+    /// labels (a control byte per bucket) and their text; field names.
+    pub fn heap_bytes(&self) -> u64 {
+        use crate::heap;
+        self.0
+            .iter()
+            .map(|(name, labels)| {
+                let buckets = (labels.capacity() * 8 / 7).next_power_of_two();
+                let table = buckets * (std::mem::size_of::<(ImageKey, String)>() + 1);
+                let text: u64 = labels
+                    .iter()
+                    .map(|(k, l)| {
+                        let key = match k {
+                            ImageKey::Str(s) => heap::string(s, s.capacity()),
+                            _ => 0,
+                        };
+                        key + heap::string(l, l.capacity())
+                    })
+                    .sum();
+                // A B-tree node's share per field.
+                heap::string(name, name.capacity()) + heap::alloc(table) + text + 64
+            })
+            .sum()
+    }
+
     /// One field of every `images[]` entry of an annotation file (`v`), e.g. `domain`: an error
     /// when the file has no `images` list or no entry has the field.
     pub fn field_of(v: &Value, field: &str) -> Result<ImageFields, InputError> {

@@ -200,6 +200,44 @@ impl References {
     pub fn caption_count(&self) -> usize {
         self.images.iter().map(|(_, c)| c.len()).sum()
     }
+
+    /// The bytes its heap allocations take ([`crate::heap`]): the images, their ids' and
+    /// captions' text, and the id index.
+    pub fn heap_bytes(&self) -> u64 {
+        use crate::heap;
+        let text = |v: &Value| match v {
+            Value::String(s) => heap::string(s, s.capacity()),
+            _ => 0,
+        };
+        let images: u64 = self
+            .images
+            .iter()
+            .map(|(id, caps)| {
+                let key = match &id.key {
+                    ImageKey::Str(s) => heap::string(s, s.capacity()),
+                    _ => 0,
+                };
+                let caps_text: u64 = caps.iter().map(|c| heap::string(c, c.capacity())).sum();
+                text(&id.raw) + key + heap::vec(caps) + caps_text
+            })
+            .sum();
+        let map = self.index.map.capacity() as u64
+            * (std::mem::size_of::<(ImageKey, usize)>() as u64 + 1);
+        let keys: u64 = self
+            .index
+            .map
+            .keys()
+            .map(|k| match k {
+                ImageKey::Str(s) => heap::string(s, s.capacity()),
+                _ => 0,
+            })
+            .sum();
+        images
+            + heap::vec(&self.images)
+            + heap::vec(&self.index.dense)
+            + heap::alloc(map as usize)
+            + keys
+    }
 }
 
 /// One candidate caption.

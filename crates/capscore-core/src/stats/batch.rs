@@ -647,10 +647,14 @@ pub fn document_frequencies<'a>(images: impl IntoIterator<Item = &'a [Vec<u32>]>
 
 /// [`document_frequencies`] that gives up once `stop()` is true (see [`Words`]): `None`
 /// then.
-pub fn document_frequencies_until<'a>(
-    images: impl IntoIterator<Item = &'a [Vec<u32>]>,
+pub fn document_frequencies_until<'a, I, R>(
+    images: impl IntoIterator<Item = I>,
     stop: &(dyn Fn() -> bool + Sync),
-) -> Option<DfTable> {
+) -> Option<DfTable>
+where
+    I: IntoIterator<Item = &'a R>,
+    R: AsRef<[u32]> + ?Sized + 'a,
+{
     let mut captions = Vec::new();
     let mut img_start = Vec::new();
     for refs in images {
@@ -660,9 +664,9 @@ pub fn document_frequencies_until<'a>(
             text: "",
             ids: Some(&[]),
         });
-        captions.extend(refs.iter().map(|r| Caption {
+        captions.extend(refs.into_iter().map(|r| Caption {
             text: "",
-            ids: Some(r),
+            ids: Some(r.as_ref()),
         }));
     }
     let docs = img_start.len();

@@ -162,6 +162,13 @@ impl Vocab {
     pub fn get(&self, word: &str) -> Option<u32> {
         self.table.find(word, prefix(word))
     }
+
+    /// The bytes its heap allocations take ([`crate::heap`]).
+    pub fn heap_bytes(&self) -> u64 {
+        let t = &self.table;
+        let words: u64 = t.words.iter().map(|w| crate::heap::alloc(w.len())).sum();
+        crate::heap::vec(&t.slots) + crate::heap::vec(&t.words) + words
+    }
 }
 
 /// Maps words to ids. It can extend a frozen base vocabulary (a registered dataset's), so that

@@ -117,6 +117,16 @@ impl Texts {
     pub fn to_strings(&self) -> Vec<String> {
         self.iter().map(str::to_owned).collect()
     }
+
+    /// The bytes its heap allocations take ([`crate::heap`]).
+    pub fn heap_bytes(&self) -> u64 {
+        let blocks: u64 = self
+            .blocks
+            .iter()
+            .map(|b| crate::heap::string(&b.text, b.text.capacity()) + crate::heap::vec(&b.ends))
+            .sum();
+        blocks + crate::heap::vec(&self.blocks)
+    }
 }
 
 /// Lists are equal when their captions are (however their storage was made).
@@ -187,6 +197,11 @@ impl ImageTexts {
     /// Every caption, image after image.
     pub fn all(&self) -> &Texts {
         &self.texts
+    }
+
+    /// The bytes its heap allocations take ([`crate::heap`]).
+    pub fn heap_bytes(&self) -> u64 {
+        self.texts.heap_bytes() + crate::heap::vec(&self.starts)
     }
 
     /// The captions of each image as strings.
