@@ -126,6 +126,7 @@ fn build_state_inner(
     for (path, why) in failed {
         tracing::error!(file = %path.display(), error = %why, "dataset not loaded");
     }
+    compute.return_freed_memory();
     telemetry::prometheus();
     telemetry::register_counters();
     telemetry::datasets_loaded(datasets.len());

@@ -285,6 +285,7 @@ pub async fn put_dataset(
                     .put_unless_abandoned(&name, refs, meta, now_unix(), &commit, &|| {
                         gate.is_abandoned()
                     });
+                app.compute.return_freed_memory();
                 if let Some(e) = refused.lock().unwrap_or_else(|e| e.into_inner()).take() {
                     return Err(e);
                 }
