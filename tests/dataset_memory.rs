@@ -83,9 +83,11 @@ fn resident_bytes_is_what_a_dataset_holds() {
         let ds = Dataset::build_with("t", refs_of(&body), 0, meta).unwrap();
         let held = (LIVE.load(Relaxed) - before) as u64;
         let reported = ds.resident_bytes();
-        // At least what it holds; at most 1.5 times (an estimate from counts was 2-7 times).
+        // What its allocations take (before the eighth added for part-filled pages) is at
+        // least what it holds; the report at most 1.5 times (an estimate from counts was 2-7
+        // times).
         assert!(
-            reported >= held && reported <= held * 3 / 2,
+            reported * 8 / 9 >= held && reported <= held * 3 / 2,
             "{images} images x {refs}: reports {reported} bytes, holds {held}"
         );
         eprintln!("{images} images x {refs}: reports {reported} bytes, holds {held}");

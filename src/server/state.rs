@@ -326,13 +326,14 @@ impl Compute {
     /// Gives the system back the memory the allocator (mimalloc, the binary's) keeps of what
     /// the pool's threads and the calling thread freed, after work that frees much at once
     /// (a dataset build: at 500,000 images the server otherwise held about twice what the
-    /// dataset does). Each worker collects between jobs; the caller waits for them.
+    /// dataset does). Each worker collects once it is done with the jobs it has; nobody
+    /// waits for them (a worker busy with another request's long job would hold the caller).
     #[allow(unsafe_code)]
     pub fn return_freed_memory(&self) {
         // SAFETY: `mi_collect` takes a flag and only frees what the allocator holds unused
         // (a process whose global allocator is not mimalloc has nothing in it to free).
         self.pool
-            .broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
+            .spawn_broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
         unsafe { libmimalloc_sys::mi_collect(true) }
     }
 

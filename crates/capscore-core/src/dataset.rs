@@ -166,13 +166,23 @@ impl RefProfile {
 
 /// Per image, per reference: interned words (one buffer for all, not a vector per reference:
 /// issue 27).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct RefIds {
     words: Vec<u32>,
     /// Reference `k`'s words are `words[ends[k - 1]..ends[k]]` (from 0 for the first).
     ends: Vec<usize>,
     /// Image `i`'s references are `starts[i]..starts[i + 1]`.
     starts: Vec<usize>,
+}
+
+impl Default for RefIds {
+    fn default() -> RefIds {
+        RefIds {
+            words: Vec::new(),
+            ends: Vec::new(),
+            starts: vec![0],
+        }
+    }
 }
 
 impl RefIds {
@@ -1399,6 +1409,38 @@ mod tests {
         spice: None,
         cancel: &never,
     };
+
+    /// Every reference's word ids are its tokenized words (split as BLEU and CIDEr split
+    /// them) looked up in the vocabulary, in order, empty and blank references included; the
+    /// profiles count them.
+    #[test]
+    fn word_ids_are_the_tokenized_words() {
+        let refs = parse_references(&json!({
+            "1": ["A man rides a horse.", "", "a man  on a horse"],
+            "2": [],
+            "3": ["   ", "Cakes, cookies etc.", "a horse"],
+            "x": ["The U.S. flag"]
+        }))
+        .unwrap();
+        let ds = Dataset::build("t", refs, 0).unwrap();
+        assert_eq!((ds.ids.images(), ds.tokenized.images()), (4, 4));
+        let mut words = 0;
+        for i in 0..4 {
+            let tok: Vec<&str> = ds.tokenized.image(i).collect();
+            let ids: Vec<&[u32]> = ds.ids.image(i).collect();
+            assert_eq!(ids.len(), tok.len());
+            for (t, got) in tok.iter().zip(&ids) {
+                let want: Vec<u32> = py_whitespace(t).map(|w| ds.vocab.get(w).unwrap()).collect();
+                assert_eq!(*got, want.as_slice(), "{t:?}");
+                words += want.len();
+            }
+            assert_eq!(ds.profiles[i].captions as usize, tok.len());
+        }
+        // 5 + 0 + 5, none, 0 + 3 + 2, 3: punctuation goes, "etc." is one word.
+        assert_eq!(words, 18);
+        assert_eq!(ds.profiles.iter().map(|p| p.tokens).sum::<u64>(), 18);
+        assert_eq!(RefIds::default().images(), 0);
+    }
 
     #[test]
     fn subset_retokenizes_tail_references_only_when_the_context_differs() {

@@ -285,7 +285,6 @@ pub async fn put_dataset(
                     .put_unless_abandoned(&name, refs, meta, now_unix(), &commit, &|| {
                         gate.is_abandoned()
                     });
-                app.compute.return_freed_memory();
                 if let Some(e) = refused.lock().unwrap_or_else(|e| e.into_inner()).take() {
                     return Err(e);
                 }
@@ -296,6 +295,8 @@ pub async fn put_dataset(
                 }
                 let put = put?;
                 metrics::gauge!("capscore_datasets_resident_bytes").set(app.budget.holds.total() as f64);
+                // Once the dataset's share is held: the build's freed memory goes back.
+                app.compute.return_freed_memory();
                 Ok(put)
             })
             .await??;

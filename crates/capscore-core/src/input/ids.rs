@@ -221,8 +221,14 @@ impl References {
                 text(&id.raw) + key + heap::vec(caps) + caps_text
             })
             .sum();
-        let map = self.index.map.capacity() as u64
-            * (std::mem::size_of::<(ImageKey, usize)>() as u64 + 1);
+        // A control byte per bucket and 16 more; capacity is 7/8 of the buckets.
+        let map = match self.index.map.capacity() {
+            0 => 0,
+            cap => {
+                let buckets = (cap * 8 / 7).next_power_of_two().max(4) as u64;
+                buckets * (std::mem::size_of::<(ImageKey, usize)>() as u64 + 1) + 16
+            }
+        };
         let keys: u64 = self
             .index
             .map
