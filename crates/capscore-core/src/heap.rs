@@ -30,8 +30,19 @@ pub fn vec<T>(v: &Vec<T>) -> u64 {
 }
 
 /// [`alloc`] of a string's buffer.
-pub fn string(s: &str, capacity: usize) -> u64 {
-    alloc(capacity.max(s.len()))
+pub fn string(s: &String) -> u64 {
+    alloc(s.capacity())
+}
+
+/// [`alloc`] of a hash table (hashbrown's layout) with room for `capacity` entries of
+/// `entry` bytes: a power of two of buckets that `capacity` fills to 7/8, each with a control
+/// byte, and 16 control bytes more.
+pub fn hash_table(capacity: usize, entry: usize) -> u64 {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = (capacity * 8 / 7).next_power_of_two().max(4);
+    alloc(buckets * (entry + 1) + 16)
 }
 
 #[cfg(test)]
@@ -61,5 +72,10 @@ mod tests {
             assert!(alloc(n) >= n as u64 && alloc(n) <= (n as u64 * 5).div_ceil(4) + 8);
         }
         assert_eq!(vec(&Vec::<u32>::with_capacity(3)), 16);
+        assert_eq!(string(&String::with_capacity(9)), 16);
+        // 7 entries of 20 bytes: 8 buckets of 21 bytes and 16 control bytes (184 -> 192).
+        assert_eq!((hash_table(0, 20), hash_table(7, 20)), (0, 192));
+        let map: std::collections::HashMap<u64, u32> = (0..100).map(|i| (i, 0)).collect();
+        assert!(hash_table(map.capacity(), 12) >= (map.capacity() * 13) as u64);
     }
 }

@@ -67,20 +67,14 @@ impl ImageFields {
         self.0
             .iter()
             .map(|(name, labels)| {
-                let buckets = (labels.capacity() * 8 / 7).next_power_of_two();
-                let table = buckets * (std::mem::size_of::<(ImageKey, String)>() + 1);
+                let entry = std::mem::size_of::<(ImageKey, String)>();
+                let table = heap::hash_table(labels.capacity(), entry);
                 let text: u64 = labels
                     .iter()
-                    .map(|(k, l)| {
-                        let key = match k {
-                            ImageKey::Str(s) => heap::string(s, s.capacity()),
-                            _ => 0,
-                        };
-                        key + heap::string(l, l.capacity())
-                    })
+                    .map(|(k, l)| k.heap_bytes() + heap::string(l))
                     .sum();
                 // A B-tree node's share per field.
-                heap::string(name, name.capacity()) + heap::alloc(table) + text + 64
+                heap::string(name) + table + text + 64
             })
             .sum()
     }

@@ -17,6 +17,16 @@ pub enum ImageKey {
     Str(String),
 }
 
+impl ImageKey {
+    /// The bytes its heap allocation takes ([`crate::heap`]): a string id's text.
+    pub fn heap_bytes(&self) -> u64 {
+        match self {
+            ImageKey::Str(s) => crate::heap::string(s),
+            _ => 0,
+        }
+    }
+}
+
 /// An image id: the value as given, and the key it compares by.
 #[derive(Debug, Clone)]
 pub struct ImageId {
@@ -205,43 +215,25 @@ impl References {
     /// captions' text, and the id index.
     pub fn heap_bytes(&self) -> u64 {
         use crate::heap;
-        let text = |v: &Value| match v {
-            Value::String(s) => heap::string(s, s.capacity()),
-            _ => 0,
-        };
         let images: u64 = self
             .images
             .iter()
             .map(|(id, caps)| {
-                let key = match &id.key {
-                    ImageKey::Str(s) => heap::string(s, s.capacity()),
+                let raw = match &id.raw {
+                    Value::String(s) => heap::string(s),
                     _ => 0,
                 };
-                let caps_text: u64 = caps.iter().map(|c| heap::string(c, c.capacity())).sum();
-                text(&id.raw) + key + heap::vec(caps) + caps_text
+                let caps_text: u64 = caps.iter().map(heap::string).sum();
+                raw + id.key.heap_bytes() + heap::vec(caps) + caps_text
             })
             .sum();
-        // A control byte per bucket and 16 more; capacity is 7/8 of the buckets.
-        let map = match self.index.map.capacity() {
-            0 => 0,
-            cap => {
-                let buckets = (cap * 8 / 7).next_power_of_two().max(4) as u64;
-                buckets * (std::mem::size_of::<(ImageKey, usize)>() as u64 + 1) + 16
-            }
-        };
-        let keys: u64 = self
-            .index
-            .map
-            .keys()
-            .map(|k| match k {
-                ImageKey::Str(s) => heap::string(s, s.capacity()),
-                _ => 0,
-            })
-            .sum();
+        let map = &self.index.map;
+        let entry = std::mem::size_of::<(ImageKey, usize)>();
+        let keys: u64 = map.keys().map(ImageKey::heap_bytes).sum();
         images
             + heap::vec(&self.images)
             + heap::vec(&self.index.dense)
-            + heap::alloc(map as usize)
+            + heap::hash_table(map.capacity(), entry)
             + keys
     }
 }

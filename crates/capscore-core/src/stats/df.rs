@@ -39,15 +39,8 @@ impl DfTable {
     /// The bytes its heap allocations take ([`crate::heap`]): the hash table's buckets (a
     /// control byte each) and the logarithms.
     pub fn heap_bytes(&self) -> u64 {
-        let cap = self.table.capacity();
-        let buckets = if cap == 0 {
-            0
-        } else {
-            (cap * 8 / 7).next_power_of_two().max(4)
-        };
-        let entry = std::mem::size_of::<(Ngram, u32)>() + 1;
-        crate::heap::alloc(buckets * entry + 16 * usize::from(buckets > 0))
-            + crate::heap::vec(&self.ln)
+        let entry = std::mem::size_of::<(Ngram, u32)>();
+        crate::heap::hash_table(self.table.capacity(), entry) + crate::heap::vec(&self.ln)
     }
 
     /// The table of `docs` documents with the given (n-gram, document frequency) entries

@@ -123,7 +123,7 @@ impl Texts {
         let blocks: u64 = self
             .blocks
             .iter()
-            .map(|b| crate::heap::string(&b.text, b.text.capacity()) + crate::heap::vec(&b.ends))
+            .map(|b| crate::heap::string(&b.text) + crate::heap::vec(&b.ends))
             .sum();
         blocks + crate::heap::vec(&self.blocks)
     }
