@@ -358,6 +358,9 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
     });
     let ((refs, fields), cands) = parsed.map_err(|e| with_swap_hint(&a, e))?;
     drop(parse_span);
+    // What the parse freed (the candidates' text, the annotations' blocks) goes back before
+    // the scoring allocates.
+    crate::memory::collect_pool(&pool);
     let (loaded, skipped) = load_for(metrics, explicit_meteor, &a.resources.get())?;
     // Checked with the rest of the job (engine::Job::check).
     let bootstrap = a.bootstrap.map(|samples| BootstrapSpec {
@@ -421,6 +424,8 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
         ))
     });
     let progress = bar.as_ref().and_then(Bar::scoring);
+    // The run owns the pool: its workers can stop to return what a stage freed.
+    let release = || crate::memory::collect_pool(&pool);
     let job = engine::Job {
         candidates: cands,
         references: engine::Refs::Owned(refs),
@@ -429,6 +434,7 @@ fn score(a: ScoreArgs, stdout: &mut dyn Write) -> Result<(), CliError> {
             progress: progress
                 .as_ref()
                 .map(|p| p as &(dyn Fn(engine::Progress) + Sync)),
+            release_memory: Some(&release),
             ..opts
         },
     };

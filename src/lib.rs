@@ -19,4 +19,5 @@ pub use capscore_core::{
 
 pub mod cli;
 pub mod flags;
+pub mod memory;
 pub mod server;

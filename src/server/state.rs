@@ -328,13 +328,8 @@ impl Compute {
     /// (a dataset build: at 500,000 images the server otherwise held about twice what the
     /// dataset does). Each worker collects once it is done with the jobs it has; nobody
     /// waits for them (a worker busy with another request's long job would hold the caller).
-    #[allow(unsafe_code)]
     pub fn return_freed_memory(&self) {
-        // SAFETY: `mi_collect` takes a flag and only frees what the allocator holds unused
-        // (a process whose global allocator is not mimalloc has nothing in it to free).
-        self.pool
-            .spawn_broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
-        unsafe { libmimalloc_sys::mi_collect(true) }
+        crate::memory::queue_collect(&self.pool);
     }
 
     /// Computations in flight (running or waiting for a worker).

@@ -137,6 +137,45 @@ mod tests {
             .all(|p| p.stage == Stage::Ngrams && p.total == 3));
     }
 
+    /// The memory hook (issue 27): called at each stage boundary of a run with the n-gram
+    /// metrics (after the batch is assembled, after the raw text is freed, after the
+    /// tokenized text is, after the n-gram build and after its scoring); the report does not
+    /// change.
+    #[test]
+    fn release_memory_is_called_between_stages() {
+        let refs = serde_json::json!({
+            "1": ["a dog runs on the grass", "a brown dog"],
+            "2": ["a cat sleeps on a sofa", "a grey cat"],
+        });
+        let cands = serde_json::json!([
+            {"image_id": 2, "caption": "a cat on a sofa"},
+            {"image_id": 1, "caption": "a dog on grass"},
+        ]);
+        let metrics = [Metric::Bleu, Metric::RougeL, Metric::CiderD];
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let hook = || {
+            calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        };
+        let score_with = |keep_text: bool, release: Option<&(dyn Fn() + Sync)>| {
+            let job = Job {
+                candidates: crate::input::parse_candidates(&cands).unwrap(),
+                references: Refs::Owned(crate::input::parse_references(&refs).unwrap()),
+                kind: Kind::Plain,
+                options: Options {
+                    include_tokenized: keep_text,
+                    release_memory: release,
+                    ..Options::new(&metrics)
+                },
+            };
+            serde_json::to_string(&run(job).unwrap().into_report().unwrap()).unwrap()
+        };
+        assert_eq!(score_with(false, Some(&hook)), score_with(false, None));
+        assert_eq!(calls.swap(0, std::sync::atomic::Ordering::Relaxed), 5);
+        // The report lists the tokenized captions: that text is kept, and not released.
+        assert_eq!(score_with(true, Some(&hook)), score_with(true, None));
+        assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 4);
+    }
+
     #[test]
     fn an_unknown_metric_keeps_its_code_through_serde() {
         let e = serde_json::from_str::<Vec<Metric>>(r#"["bleu", "spicy"]"#).unwrap_err();

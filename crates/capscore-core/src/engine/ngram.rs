@@ -133,6 +133,9 @@ pub(super) fn run(ctx: &Ctx<'_>, words: Words, out: &mut Out) -> Result<(), Inpu
             .ok_or_else(cancelled)?
     };
 
+    // The build's tables of distinct n-grams are gone: their pages go back before the
+    // per-image statistics are made.
+    ctx.opts.release_memory();
     if ctx.opts.cancelled() {
         return Err(cancelled());
     }
@@ -181,6 +184,7 @@ pub(super) fn run(ctx: &Ctx<'_>, words: Words, out: &mut Out) -> Result<(), Inpu
     // The words and n-grams go back before the per-image rows are made (issue 27: the rows
     // of 500,000 images take 104 MB; they become the report's).
     drop(words);
+    ctx.opts.release_memory();
     let Some(stats) = stats else {
         return Err(cancelled());
     };

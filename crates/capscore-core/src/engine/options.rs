@@ -68,6 +68,11 @@ pub struct Options<'a> {
     /// Progress of the long stages (n-gram metrics, METEOR, SPICE), for a front end that draws
     /// it: called from the worker threads, so it must be cheap. Without it nothing is counted.
     pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
+    /// Called on the computing thread once a stage has dropped its large temporaries (the
+    /// n-gram step's words and n-grams), before the next stage allocates: a program whose
+    /// allocator keeps freed pages for the threads that freed them returns them to the system
+    /// here, so that the stages' peaks do not add up (issue 27; the core knows no allocator).
+    pub release_memory: Option<&'a (dyn Fn() + Sync)>,
 }
 
 /// A stage of a run that reports its progress ([`Options::progress`]).
@@ -165,6 +170,14 @@ impl<'a> Options<'a> {
             keep_pool: false,
             cancel: None,
             progress: None,
+            release_memory: None,
+        }
+    }
+
+    /// Calls [`Options::release_memory`], if set.
+    pub(crate) fn release_memory(&self) {
+        if let Some(release) = self.release_memory {
+            release();
         }
     }
 

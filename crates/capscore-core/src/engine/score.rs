@@ -49,6 +49,9 @@ pub fn score(
     opts: &Options<'_>,
 ) -> Result<Report, InputError> {
     let mut batch = refs.assemble(candidates)?;
+    // Each stage's freed memory goes back before the next allocates (issue 27: the
+    // stages' peaks added up): here the candidates' list and the references' index.
+    opts.release_memory();
     let partial = coverage(&batch, opts.require_complete)?;
     let req = PrepareRequest {
         tokenize: opts.tokenizer == Tokenizer::Ptb,
@@ -73,6 +76,7 @@ pub fn score(
         item.candidate = String::new();
         item.references = Vec::new();
     }
+    opts.release_memory();
     let df_label = format!("batch(N={})", batch.items.len());
     let df = match opts.df {
         DfChoice::Batch => match prepared.batch_table {
@@ -146,6 +150,7 @@ pub fn score(
                 if let Some(words) = ngram::words(&ctx!())? {
                     if !text_after_ngram {
                         tok = Tokenized::default();
+                        opts.release_memory();
                     }
                     ngram::run(&ctx!(), words, &mut out)?;
                 }

@@ -239,6 +239,49 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The typed path of a results list (issue 27: entries become candidates as they are
+    /// parsed) gives what the general path gives, in order; a list it does not take (an id
+    /// that is not one, an entry without a caption, text after the list) goes the general way
+    /// and gets its error or its candidates from there.
+    #[test]
+    fn results_lists_parse_the_same_on_both_paths() {
+        let shown = |r: Result<Vec<Candidate>, InputError>| match r {
+            Ok(v) => format!(
+                "{:?}",
+                v.iter()
+                    .map(|c| (&c.image_id, &c.caption))
+                    .collect::<Vec<_>>()
+            ),
+            Err(e) => format!("{:?} {}", e.code, e.message),
+        };
+        for text in [
+            r#"[{"image_id": 3, "caption": "a b"}, {"image_id": "x", "caption": "c \"caption\" d"}]"#,
+            r#"[{"caption": "first", "image_id": 7, "score": 0.5}, {"image_id": 2, "caption": ""}]"#,
+            r#"[{"image_id": 1.5, "caption": "a"}]"#,
+            r#"[{"image_id": null, "caption": "a"}]"#,
+            r#"[{"image_id": 1}]"#,
+        ] {
+            let general = parse_json(text, "c").and_then(|v| parse_candidates(&v));
+            assert_eq!(
+                shown(parse_candidates_text(text, "c")),
+                shown(general),
+                "{text}"
+            );
+        }
+        let fast = formats::fast_candidates(
+            r#"[{"image_id": 3, "caption": "a"}, {"image_id": "3", "caption": "b"}]"#,
+        )
+        .expect("the typed path takes it");
+        assert_eq!(fast.len(), 2);
+        assert_eq!(
+            fast.capacity(),
+            2,
+            "reserved for the entries the text holds"
+        );
+        assert!(formats::fast_candidates(r#"[{"image_id": 3, "caption": "a"}] x"#).is_none());
+        assert!(formats::fast_candidates(r#"[{"image_id": [3], "caption": "a"}]"#).is_none());
+    }
+
     #[test]
     fn coco_files_evaluate_in_annotation_image_order() {
         let refs = parse_references(&json!({

@@ -47,9 +47,24 @@ const PART_BITS: u32 = 4;
 const PARTS: usize = 1 << PART_BITS;
 /// Images per chunk (fixed, so that ids do not depend on the number of threads).
 const CHUNK_IMAGES: usize = 64;
-/// Chunks whose n-gram keys are listed and interned together (fixed, like the chunks): 16,384
-/// images, some tens of MB of keys.
-const GROUP_CHUNKS: usize = 256;
+/// A batch of at most this many chunks (16,384 images) is one group: its n-grams' ids and
+/// frequencies stay in place (a 5,000-image batch stays as fast as it was).
+const ONE_GROUP: usize = 256;
+/// Chunks whose n-gram keys are listed and interned together in a larger batch (fixed, like
+/// the chunks): 8,192 images, some tens of MB of keys. The peak of a 500,000-image build is
+/// the tables of distinct n-grams, the window ids so far and one group's keys (issue 27:
+/// groups of 16,384 images peaked at 546 MB, these at 529-539 MB; groups of 4,096 did not
+/// do better, their tables growing late).
+const GROUP_CHUNKS: usize = 128;
+
+/// The chunks of a group in a batch of `count` chunks.
+fn group_chunks(count: usize) -> usize {
+    if count <= ONE_GROUP {
+        ONE_GROUP
+    } else {
+        GROUP_CHUNKS
+    }
+}
 /// A window's location (see [`ChunkWindows::loc`]): its side in the top bit, then its
 /// partition, then its place in that partition's list in the low `POS_BITS` bits.
 const SIDE_BIT: u32 = 31;
@@ -364,7 +379,7 @@ impl Words {
         // become batch ids (in parallel over chunks).
         let mut tables: Vec<WordTable<&'c str>> = (0..nparts).map(|_| WordTable::new()).collect();
         let mut chunks: Vec<LocalChunk> = Vec::with_capacity(bounds.len());
-        for group in bounds.chunks(GROUP_CHUNKS) {
+        for group in bounds.chunks(group_chunks(bounds.len())) {
             let locals: Vec<LocalWords<'c>> = group.par_iter().map(local).collect();
             if stop() {
                 return None;
@@ -1002,7 +1017,8 @@ fn intern_grams<K: GramKey, U: Send>(
         .checked_sub(u64::from(gram_base))
         .expect("fewer than 2^32 - 1 words")
         >> PART_BITS;
-    let groups = count.div_ceil(GROUP_CHUNKS);
+    let group_size = group_chunks(count);
+    let groups = count.div_ceil(group_size);
     let mut chunks: Vec<WordChunk> = Vec::with_capacity(count);
     let mut uni: Option<U> = None;
     let mut table: Vec<(Ngram, u32)> = Vec::new();
@@ -1011,7 +1027,7 @@ fn intern_grams<K: GramKey, U: Send>(
         let last_group = g + 1 == groups;
         // The group's word ids and windows, in parallel over its chunks (one pass over each
         // chunk's words while they are in cache).
-        let group_inputs: Vec<ChunkInput> = inputs.by_ref().take(GROUP_CHUNKS).collect();
+        let group_inputs: Vec<ChunkInput> = inputs.by_ref().take(group_size).collect();
         let built: Vec<(WordChunk, ChunkWindows<K>)> = group_inputs
             .into_par_iter()
             .map(|i| {
@@ -1386,7 +1402,7 @@ mod tests {
     #[test]
     fn df_is_the_plain_count() {
         let mut g = crate::engine::bootstrap::SplitMix::stream(5, 0);
-        let beyond = GROUP_CHUNKS * CHUNK_IMAGES + 3 * CHUNK_IMAGES + 5;
+        let beyond = ONE_GROUP * CHUNK_IMAGES + 3 * CHUNK_IMAGES + 5;
         for (vocab, count, len) in [(40u64, 700, 12), (70_000, 700, 12), (30, beyond, 5)] {
             let images: Vec<Vec<Vec<u32>>> = (0..count)
                 .map(|i| {
@@ -1422,7 +1438,7 @@ mod tests {
     /// it), with the batch's own frequencies and with a table of them.
     #[test]
     fn grams_are_the_plain_count_in_both_layouts() {
-        let beyond = GROUP_CHUNKS * CHUNK_IMAGES + 2 * CHUNK_IMAGES + 9;
+        let beyond = ONE_GROUP * CHUNK_IMAGES + 2 * CHUNK_IMAGES + 9;
         for (count, table) in [(700, false), (700, true), (beyond, false), (beyond, true)] {
             grams_are_the_plain_count(count, table, 0);
         }
@@ -1478,7 +1494,7 @@ mod tests {
             IdfSource::Batch
         };
         let words = BatchWords::build(&Interner::new(), &captions, &img_start, false, Some(source));
-        let want = match (count <= GROUP_CHUNKS * CHUNK_IMAGES, first_word) {
+        let want = match (count <= ONE_GROUP * CHUNK_IMAGES, first_word) {
             (true, _) => "in place",
             (false, w) if w < 1 << 24 => "3-byte ids",
             (false, _) => "4-byte ids",
