@@ -992,7 +992,8 @@ fn intern<'m, K: GramKey>(
 /// A batch of one group (up to 16,384 images) interns each partition in a table of its
 /// worker, reused from partition to partition (sixteen tables of their own cost a 5,000-image
 /// batch some megabytes of fresh memory, a quarter of its time), and its chunks keep
-/// [`ChunkGramIds::InPlace`]. A larger batch keeps each partition's table from group to group,
+/// [`ChunkGramIds::InPlace`]. A larger batch keeps each partition's table (filled to three
+/// quarters: [`KeyTable::dense`]) from group to group,
 /// frees it after the last, and its chunks keep [`ChunkGramIds::Ids24`] or
 /// [`ChunkGramIds::Ids`].
 #[allow(clippy::too_many_arguments)]
@@ -1008,7 +1009,7 @@ fn intern_grams<K: GramKey, U: Send>(
 ) -> Option<(Vec<WordChunk>, U, GramIds)> {
     let mut parts: Vec<Partition<K>> = (0..PARTS)
         .map(|_| Partition {
-            map: KeyTable::new(PART_BITS),
+            map: KeyTable::dense(PART_BITS),
             df: Vec::new(),
         })
         .collect();
@@ -1153,7 +1154,7 @@ fn intern_grams<K: GramKey, U: Send>(
                         // A worker's storage is reset for its next partition; a partition's own
                         // table is done with.
                         if groups > 1 {
-                            *map = KeyTable::new(PART_BITS);
+                            *map = KeyTable::dense(PART_BITS);
                         }
                         (out, max)
                     },
