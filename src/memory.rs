@@ -15,10 +15,13 @@ pub fn collect_here() {
 }
 
 /// Returns what every thread of `pool` and the calling thread hold unused, and waits for it
-/// (a run that owns the pool: the CLI's).
+/// (a run that owns the pool: the CLI's). Called from one of the pool's workers (inside
+/// `install`), the worker takes part in the broadcast while it waits.
 pub fn collect_pool(pool: &rayon::ThreadPool) {
     pool.broadcast(|_| collect_here());
-    collect_here();
+    if pool.current_thread_index().is_none() {
+        collect_here();
+    }
 }
 
 /// [`collect_pool`] without waiting: each worker collects once it is done with the jobs it
@@ -26,4 +29,35 @@ pub fn collect_pool(pool: &rayon::ThreadPool) {
 pub fn queue_collect(pool: &rayon::ThreadPool) {
     pool.spawn_broadcast(|_| collect_here());
     collect_here();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CLI's hook runs on a worker of the pool it collects (inside `install`), and after
+    /// the parse from outside it: both return, with one worker and with several.
+    #[test]
+    fn a_pool_collects_from_inside_and_outside() {
+        for threads in [1, 4] {
+            let (done, finished) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                collect_pool(&pool);
+                let inside = pool.install(|| {
+                    collect_pool(&pool);
+                    pool.current_thread_index()
+                });
+                queue_collect(&pool);
+                done.send(inside).unwrap();
+            });
+            let inside = finished
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .expect("the collects return");
+            assert!(inside.is_some_and(|i| i < threads), "{inside:?}");
+        }
+    }
 }

@@ -76,6 +76,8 @@ pub(crate) fn score_splits(
         explain: false,
         include_tokenized: false,
         require_complete: false,
+        // The splits' runs borrow the references and are small: nothing to return.
+        release_memory: None,
         ..*opts
     };
     let mut splits = BTreeMap::new();

@@ -118,6 +118,11 @@ pub(crate) fn score_multi(
             .find(|key| keys.contains(key))
             .or_else(|| keys.first().copied()),
     };
+    // The runs borrow the references and free little each: no memory hook.
+    let run_opts = Options {
+        release_memory: None,
+        ..*opts
+    };
     let runs = (0..k)
         .map(|j| {
             let cands = images
@@ -127,7 +132,7 @@ pub(crate) fn score_multi(
                     caption: c[j].clone(),
                 })
                 .collect();
-            score(cands, refs, opts)
+            score(cands, refs, &run_opts)
         })
         .collect::<Result<Vec<Report>, InputError>>()?;
     let Some(first) = runs.first() else {

@@ -184,10 +184,10 @@ pub(super) fn run(ctx: &Ctx<'_>, words: Words, out: &mut Out) -> Result<(), Inpu
     // The words and n-grams go back before the per-image rows are made (issue 27: the rows
     // of 500,000 images take 104 MB; they become the report's).
     drop(words);
-    ctx.opts.release_memory();
     let Some(stats) = stats else {
         return Err(cancelled());
     };
+    ctx.opts.release_memory();
     if stats.len() != n {
         return Err(InputError::new(
             ErrorCode::Internal,

@@ -68,10 +68,14 @@ pub struct Options<'a> {
     /// Progress of the long stages (n-gram metrics, METEOR, SPICE), for a front end that draws
     /// it: called from the worker threads, so it must be cheap. Without it nothing is counted.
     pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
-    /// Called on the computing thread once a stage has dropped its large temporaries (the
-    /// n-gram step's words and n-grams), before the next stage allocates: a program whose
-    /// allocator keeps freed pages for the threads that freed them returns them to the system
-    /// here, so that the stages' peaks do not add up (issue 27; the core knows no allocator).
+    /// Called on the computing thread at a stage boundary of a plain run, once the stage has
+    /// dropped its large temporaries (the candidates' list after the assembly, the raw and
+    /// then the tokenized text, the n-gram build's tables, its words and n-grams), before the
+    /// next stage allocates: a program whose allocator keeps freed pages for the threads that
+    /// freed them returns them to the system here, so that the stages' peaks do not add up
+    /// (issue 27; the core knows no allocator). Not called in the runs of splits and of
+    /// several candidates per image. It may wait for every worker of the pool: set it only
+    /// where no worker can be busy with another caller's work (the CLI, not a server).
     pub release_memory: Option<&'a (dyn Fn() + Sync)>,
 }
 

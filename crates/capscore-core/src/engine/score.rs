@@ -50,7 +50,8 @@ pub fn score(
 ) -> Result<Report, InputError> {
     let mut batch = refs.assemble(candidates)?;
     // Each stage's freed memory goes back before the next allocates (issue 27: the
-    // stages' peaks added up): here the candidates' list and the references' index.
+    // stages' peaks added up): here the candidates' list (and, when the batch took the
+    // references over, their index).
     opts.release_memory();
     let partial = coverage(&batch, opts.require_complete)?;
     let req = PrepareRequest {

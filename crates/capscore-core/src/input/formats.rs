@@ -1116,11 +1116,14 @@ pub(super) fn fast_candidates(text: &str) -> Option<Vec<Candidate>> {
             d.deserialize_seq(self)
         }
     }
-    // One entry per `"caption"` key (a caption's own quotes are escaped); at most one per 16
-    // bytes of text, whatever the text holds.
-    let entries = memchr::memmem::find_iter(text.as_bytes(), b"\"caption\"")
-        .count()
-        .min(text.len() / 16);
+    // One entry per `"caption"` and `"image_id"` key (a caption's own quotes are escaped), and
+    // at most one per 27 bytes (`{"caption":"","image_id":0}`), whatever the text holds: a
+    // text padded with such strings reserves no more than that (untouched). A key written
+    // with escapes is not counted: the list then grows as it is parsed.
+    let count = |key: &[u8]| memchr::memmem::find_iter(text.as_bytes(), key).count();
+    let entries = count(b"\"caption\"")
+        .min(count(b"\"image_id\""))
+        .min(text.len() / 27 + 1);
     let mut de = serde_json::Deserializer::from_str(text);
     let out = Entries(entries).deserialize(&mut de).ok()?;
     de.end().ok()?;

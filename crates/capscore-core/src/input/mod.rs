@@ -260,6 +260,10 @@ mod tests {
             r#"[{"image_id": 1.5, "caption": "a"}]"#,
             r#"[{"image_id": null, "caption": "a"}]"#,
             r#"[{"image_id": 1}]"#,
+            r#"[]"#,
+            r#"[{"image_id": 1, "caption": "a", "caption": "b"}]"#,
+            r#"[{"image_id": 1, "caption": 5}]"#,
+            r#"[{"image_id": 1, "\u0063aption": "escaped key"}, {"image_id": 2, "caption": "b"}]"#,
         ] {
             let general = parse_json(text, "c").and_then(|v| parse_candidates(&v));
             assert_eq!(
@@ -273,10 +277,21 @@ mod tests {
         )
         .expect("the typed path takes it");
         assert_eq!(fast.len(), 2);
-        assert_eq!(
-            fast.capacity(),
-            2,
+        assert!(
+            fast.capacity() < 4,
             "reserved for the entries the text holds"
+        );
+        // A text padded with the keys' strings reserves at most one entry per 27 bytes.
+        let padded = format!(
+            r#"[{{"image_id": 1, "caption": "a", "pad": [{}"caption", "image_id"]}}]"#,
+            r#""caption", "image_id", "#.repeat(10_000)
+        );
+        let fast = formats::fast_candidates(&padded).expect("the typed path takes it");
+        assert_eq!(fast.len(), 1);
+        assert!(
+            fast.capacity() <= padded.len() / 27 + 1,
+            "{}",
+            fast.capacity()
         );
         assert!(formats::fast_candidates(r#"[{"image_id": 3, "caption": "a"}] x"#).is_none());
         assert!(formats::fast_candidates(r#"[{"image_id": [3], "caption": "a"}]"#).is_none());

@@ -16,7 +16,8 @@ use super::words::{Interner, WordTable};
 // from compact id lists:
 //
 // 1. words ([`Words`], the only stage that reads the text: the caller may free it after),
-//    a group of [`GROUP_CHUNKS`] chunks at a time: each chunk of images interns its captions'
+//    a group of chunks at a time ([`group_chunks`]: the whole batch up to [`ONE_GROUP`]
+//    chunks, else [`GROUP_CHUNKS`]): each chunk of images interns its captions'
 //    words into a chunk-local vocabulary (in parallel); the words the batch's [`Interner`]
 //    knows keep their ids, and the new ones are numbered by hash part (in parallel over
 //    [`WORD_PARTS`] parts), after those of the groups before; only a group's vocabularies are
@@ -24,7 +25,7 @@ use super::words::{Interner, WordTable};
 //    are known, and each chunk's map of local ids to batch ids is resolved (in parallel);
 // 2. batch word ids: each chunk maps its local ids in place, a group at a time, as the
 //    n-grams are built;
-// 3. n-gram ids, a group of [`GROUP_CHUNKS`] chunks at a time: each chunk of the group lists
+// 3. n-gram ids, a group of chunks at a time (as the words): each chunk of the group lists
 //    its n-gram windows of orders 2..=4, keyed by packed word ids, into [`PARTS`] hash
 //    partitions (in parallel over chunks); each partition interns the group's windows into its
 //    table, chunk after chunk, an image's reference windows (counting document frequencies)
@@ -50,8 +51,8 @@ const CHUNK_IMAGES: usize = 64;
 /// A batch of at most this many chunks (16,384 images) is one group: its n-grams' ids and
 /// frequencies stay in place (a 5,000-image batch stays as fast as it was).
 const ONE_GROUP: usize = 256;
-/// Chunks whose n-gram keys are listed and interned together in a larger batch (fixed, like
-/// the chunks): 8,192 images, some tens of MB of keys. The peak of a 500,000-image build is
+/// Chunks whose words, then whose n-gram keys, are interned together in a larger batch
+/// (fixed, like the chunks): 8,192 images, some tens of MB of keys. The peak of a 500,000-image build is
 /// the tables of distinct n-grams, the window ids so far and one group's keys (issue 27:
 /// groups of 16,384 images peaked at 546 MB, these at 529-539 MB; groups of 4,096 did not
 /// do better, their tables growing late).
