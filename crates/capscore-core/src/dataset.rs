@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use rayon::prelude::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::engine::{
@@ -611,34 +611,63 @@ impl Dataset {
         }
     }
 
-    fn to_file_json(&self) -> Value {
-        let images: Vec<Value> = self
-            .references
-            .images
-            .iter()
-            .map(|(id, caps)| {
-                let mut o = json!({"image_id": id.raw, "kind": key_kind(id), "captions": caps});
-                let labels: serde_json::Map<String, Value> = self
+    /// The dataset's file (see [`DatasetFile`]), serialized as it is written: no JSON tree of
+    /// its captions (issue 27: registering 500,000 images built one of about 1.2 GB beside the
+    /// dataset, the registration's peak).
+    fn file_bytes(&self) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(&DatasetFile(self))
+    }
+}
+
+/// A dataset's file: `{"format", "name", "sha256", "created", "require_complete", "images":
+/// [{"image_id", "kind", "captions", "labels"?}, ...]}`, members in that order, each image's
+/// labels by field name.
+struct DatasetFile<'a>(&'a Dataset);
+
+impl serde::Serialize for DatasetFile<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        struct Images<'a>(&'a Dataset);
+        struct Image<'a>(&'a Dataset, &'a ImageId, &'a [String]);
+        impl serde::Serialize for Images<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let images = &self.0.references.images;
+                let mut seq = s.serialize_seq(Some(images.len()))?;
+                for (id, caps) in images {
+                    seq.serialize_element(&Image(self.0, id, caps))?;
+                }
+                seq.end()
+            }
+        }
+        impl serde::Serialize for Image<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let Image(ds, id, caps) = *self;
+                let labels: BTreeMap<&str, &str> = ds
                     .meta
                     .labels
                     .0
                     .iter()
-                    .filter_map(|(f, m)| m.get(&id.key).map(|l| (f.clone(), json!(l))))
+                    .filter_map(|(f, m)| m.get(&id.key).map(|l| (f.as_str(), l.as_str())))
                     .collect();
+                let mut o = s.serialize_map(None)?;
+                o.serialize_entry("image_id", &id.raw)?;
+                o.serialize_entry("kind", key_kind(id))?;
+                o.serialize_entry("captions", caps)?;
                 if !labels.is_empty() {
-                    o["labels"] = Value::Object(labels);
+                    o.serialize_entry("labels", &labels)?;
                 }
-                o
-            })
-            .collect();
-        json!({
-            "format": FORMAT,
-            "name": self.name,
-            "sha256": self.sha256,
-            "created": self.created,
-            "require_complete": self.meta.require_complete,
-            "images": images,
-        })
+                o.end()
+            }
+        }
+        let ds = self.0;
+        let mut o = s.serialize_map(None)?;
+        o.serialize_entry("format", &FORMAT)?;
+        o.serialize_entry("name", &ds.name)?;
+        o.serialize_entry("sha256", &ds.sha256)?;
+        o.serialize_entry("created", &ds.created)?;
+        o.serialize_entry("require_complete", &ds.meta.require_complete)?;
+        o.serialize_entry("images", &Images(ds))?;
+        o.end()
     }
 }
 
@@ -1113,7 +1142,7 @@ impl Registry {
         };
         let bytes = match &self.dir {
             Some(_) => Some(
-                serde_json::to_vec(&ds.to_file_json())
+                ds.file_bytes()
                     .map_err(|e| std::io::Error::other(e.to_string()))?,
             ),
             None => None,
@@ -1201,6 +1230,71 @@ fn load_file(path: &Path, stem: &str) -> Result<(Dataset, FileStamp), String> {
 mod tests {
     use super::*;
     use crate::input::{assemble, parse_candidates, parse_references};
+    use serde_json::json;
+
+    /// The file as the tree it was built from before (issue 27).
+    fn tree_file(ds: &Dataset) -> Value {
+        let images: Vec<Value> = ds
+            .references
+            .images
+            .iter()
+            .map(|(id, caps)| {
+                let mut o = json!({"image_id": id.raw, "kind": key_kind(id), "captions": caps});
+                let labels: serde_json::Map<String, Value> = ds
+                    .meta
+                    .labels
+                    .0
+                    .iter()
+                    .filter_map(|(f, m)| m.get(&id.key).map(|l| (f.clone(), json!(l))))
+                    .collect();
+                if !labels.is_empty() {
+                    o["labels"] = Value::Object(labels);
+                }
+                o
+            })
+            .collect();
+        json!({
+            "format": FORMAT,
+            "name": ds.name,
+            "sha256": ds.sha256,
+            "created": ds.created,
+            "require_complete": ds.meta.require_complete,
+            "images": images,
+        })
+    }
+
+    /// The file is serialized as it is written (no tree of its captions), to the bytes the
+    /// tree gave: integer, string and map-key ids, labels on some images, escapes.
+    #[test]
+    fn the_file_is_written_as_its_tree_was() {
+        let refs = parse_references(&json!({
+            "images": [{"id": 2, "domain": "in"}, {"id": "b"}, {"id": 3, "domain": "out", "split": "x"}],
+            "annotations": [
+                {"image_id": 2, "caption": "a \"quoted\" dog\n"},
+                {"image_id": "b", "caption": "café"},
+                {"image_id": 3, "caption": "one"},
+                {"image_id": 3, "caption": "two"}
+            ]
+        }))
+        .unwrap();
+        let labels = input::ImageFields::labels_of(&json!({"images": [
+            {"id": 2, "domain": "in"}, {"id": "b"}, {"id": 3, "domain": "out", "split": "x"}
+        ]}));
+        let meta = DatasetMeta {
+            labels,
+            require_complete: true,
+        };
+        let ds = Dataset::build_with("d", refs, 7, meta).unwrap();
+        let tree = serde_json::to_vec(&tree_file(&ds)).unwrap();
+        assert_eq!(
+            String::from_utf8(ds.file_bytes().unwrap()).unwrap(),
+            String::from_utf8(tree).unwrap()
+        );
+        let map = parse_references(&json!({"1": ["a"], "x": ["b"]})).unwrap();
+        let ds = Dataset::build("m", map, 1).unwrap();
+        let tree = serde_json::to_vec(&tree_file(&ds)).unwrap();
+        assert_eq!(ds.file_bytes().unwrap(), tree);
+    }
 
     #[test]
     fn names_are_checked() {

@@ -420,6 +420,33 @@ pub fn parse_references_text_with(
     }
 }
 
+/// A COCO annotation file's references and its images' labels
+/// ([`super::ImageFields::labels_of`]) read by the typed paths, without the file's JSON tree
+/// (issue 27: registering 500,000 images built a tree of about 1.2 GB). The same as
+/// [`parse_references`] and `labels_of` on the parsed tree; `None` when the text is not such a
+/// file or the typed paths do not take it (the caller then parses the tree, which also
+/// reports what is wrong).
+pub fn coco_references_and_labels(text: &str) -> Option<(References, super::ImageFields)> {
+    /// The root object's `images`, every other member skipped (a duplicate `images` member
+    /// is refused, and the tree path takes the file).
+    #[derive(serde::Deserialize)]
+    struct Images {
+        images: Option<Value>,
+    }
+    if first_char(text) != Some('{') {
+        return None;
+    }
+    let refs = fast_coco_references(text)?;
+    let images = serde_json::from_str::<Images>(text).ok()?.images;
+    let root = Value::Object(
+        images
+            .into_iter()
+            .map(|v| ("images".to_owned(), v))
+            .collect(),
+    );
+    Some((refs, super::ImageFields::labels_of(&root)))
+}
+
 /// What a text input is, by its content.
 enum TextKind {
     /// One JSON value (or text that is meant to be one: its error is reported as JSON).

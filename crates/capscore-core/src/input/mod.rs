@@ -19,9 +19,9 @@ pub use crate::error::{ErrorCode, InputError};
 pub use blocks::CocoBlocks;
 pub use fields::ImageFields;
 pub use formats::{
-    parse_candidates, parse_candidates_text, parse_json, parse_references, parse_references_text,
-    parse_references_text_with, parse_references_with, KarpathySplit, CANDIDATE_FORMATS,
-    REFERENCE_FORMATS,
+    coco_references_and_labels, parse_candidates, parse_candidates_text, parse_json,
+    parse_references, parse_references_text, parse_references_text_with, parse_references_with,
+    KarpathySplit, CANDIDATE_FORMATS, REFERENCE_FORMATS,
 };
 pub(crate) use ids::list_ids;
 pub use ids::{Candidate, ImageId, ImageKey, References};
@@ -295,6 +295,42 @@ mod tests {
         );
         assert!(formats::fast_candidates(r#"[{"image_id": 3, "caption": "a"}] x"#).is_none());
         assert!(formats::fast_candidates(r#"[{"image_id": [3], "caption": "a"}]"#).is_none());
+    }
+
+    /// A COCO file read without its tree (a registration, issue 27) gives the references and
+    /// labels its tree gives; a file the typed paths do not take is left to the tree.
+    #[test]
+    fn coco_files_read_without_a_tree_as_with_one() {
+        let taken = [
+            r#"{"images": [{"id": 2, "domain": "in"}, {"id": 1, "domain": "out", "file_name": "a.jpg"}],
+                "annotations": [{"image_id": 1, "id": 10, "caption": "one"},
+                                {"image_id": 2, "id": 11, "caption": "two"},
+                                {"image_id": 1, "id": 12, "caption": "three"}]}"#,
+            r#"{"info": {"year": 2014}, "images": [{"id": "a", "split": "test"}],
+                "annotations": [{"image_id": "a", "caption": "x"}], "licenses": []}"#,
+            r#"{"annotations": [{"image_id": 3, "caption": "no images list"}]}"#,
+        ];
+        for text in taken {
+            let (refs, labels) = coco_references_and_labels(text).expect("typed");
+            let v = parse_json(text, "r").unwrap();
+            let tree = parse_references(&v).unwrap();
+            assert_eq!(
+                format!("{:?}", refs.images),
+                format!("{:?}", tree.images),
+                "{text}"
+            );
+            assert_eq!(labels, ImageFields::labels_of(&v), "{text}");
+        }
+        let (_, labels) = coco_references_and_labels(taken[0]).unwrap();
+        assert_eq!(labels.names(), ["domain"]);
+        for text in [
+            r#"{"references": {"1": ["a"]}}"#,
+            r#"{"images": [], "images": [{"id": 1}], "annotations": [{"image_id": 1, "caption": "a"}]}"#,
+            r#"[{"image_id": 1, "caption": "a"}]"#,
+            r#"{"images": [{"id": 1}], "annotations": [{"image_id": 1, "caption": "a"}]"#,
+        ] {
+            assert!(coco_references_and_labels(text).is_none(), "{text}");
+        }
     }
 
     #[test]
