@@ -611,11 +611,14 @@ impl Dataset {
         }
     }
 
-    /// The dataset's file (see [`DatasetFile`]), serialized as it is written: no JSON tree of
-    /// its captions (issue 27: registering 500,000 images built one of about 1.2 GB beside the
-    /// dataset, the registration's peak).
-    fn file_bytes(&self) -> serde_json::Result<Vec<u8>> {
-        serde_json::to_vec(&DatasetFile(self))
+    /// Writes the dataset's file (see [`DatasetFile`]) as it is serialized, through a 1 MiB
+    /// buffer: neither a JSON tree of its captions nor its whole text is held (issue 27:
+    /// registering 500,000 images built a tree of about 1.2 GB, then 250 MB of text, beside
+    /// the dataset).
+    fn write_file(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, w);
+        serde_json::to_writer(&mut w, &DatasetFile(self))?;
+        w.flush()
     }
 }
 
@@ -1140,23 +1143,16 @@ impl Registry {
             Err(_) if stop() => return Err(DatasetError::Abandoned(name.to_owned())),
             Err(e) => return Err(e.into()),
         };
-        let bytes = match &self.dir {
-            Some(_) => Some(
-                ds.file_bytes()
-                    .map_err(|e| std::io::Error::other(e.to_string()))?,
-            ),
-            None => None,
-        };
         let _guard = self.write.lock().unwrap_or_else(|e| e.into_inner());
         if !commit(&ds) {
             return Err(DatasetError::Abandoned(name.to_owned()));
         }
         let mut stamp = None;
         let mut existed = self.get(name).is_some();
-        if let (Some(dir), Some(bytes)) = (&self.dir, bytes) {
+        if let Some(dir) = &self.dir {
             let path = dir.join(format!("{name}.json"));
             existed = path.exists();
-            stamp = Some(write_stamped(&path, &mut |f| write_in_pieces(f, &bytes))?);
+            stamp = Some(write_stamped(&path, &mut |f| ds.write_file(f))?);
         }
         let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
         map.insert(
@@ -1285,15 +1281,20 @@ mod tests {
             require_complete: true,
         };
         let ds = Dataset::build_with("d", refs, 7, meta).unwrap();
+        let written = |ds: &Dataset| {
+            let mut out = Vec::new();
+            ds.write_file(&mut out).unwrap();
+            out
+        };
         let tree = serde_json::to_vec(&tree_file(&ds)).unwrap();
         assert_eq!(
-            String::from_utf8(ds.file_bytes().unwrap()).unwrap(),
+            String::from_utf8(written(&ds)).unwrap(),
             String::from_utf8(tree).unwrap()
         );
         let map = parse_references(&json!({"1": ["a"], "x": ["b"]})).unwrap();
         let ds = Dataset::build("m", map, 1).unwrap();
         let tree = serde_json::to_vec(&tree_file(&ds)).unwrap();
-        assert_eq!(ds.file_bytes().unwrap(), tree);
+        assert_eq!(written(&ds), tree);
     }
 
     #[test]
