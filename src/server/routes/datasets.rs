@@ -271,9 +271,9 @@ pub async fn put_dataset(
                 }
                 // Registered only if the request is still waiting for the answer and the
                 // memory budget can hold the dataset for as long as it stays registered: the
-                // parse's and build's reservation is returned first (the tree is gone, the
-                // build is what stays), then the dataset's share is taken, and kept only if
-                // the registration commits.
+                // parse's and build's reservation is returned first (what the parse made is
+                // gone, the build is what stays), then the dataset's share is taken, and kept
+                // only if the registration commits.
                 let reserved = std::sync::Mutex::new(Some(reserved));
                 let refused: std::sync::Mutex<Option<ApiError>> = Default::default();
                 let share: std::sync::Mutex<Option<(cost::Reservation, u64)>> = Default::default();

@@ -52,10 +52,10 @@ const CHUNK_IMAGES: usize = 64;
 /// frequencies stay in place (a 5,000-image batch stays as fast as it was).
 const ONE_GROUP: usize = 256;
 /// Chunks whose words, then whose n-gram keys, are interned together in a larger batch
-/// (fixed, like the chunks): 8,192 images, some tens of MB of keys. The peak of a 500,000-image build is
-/// the tables of distinct n-grams, the window ids so far and one group's keys (issue 27:
-/// groups of 16,384 images peaked at 546 MB, these at 529-539 MB; groups of 4,096 did not
-/// do better, their tables growing late).
+/// (fixed, like the chunks): 8,192 images, some tens of MB of keys. The peak of a
+/// 500,000-image build is the tables of distinct n-grams, the window ids so far and one
+/// group's keys (issue 27, the build's peak RSS in KiB: groups of 16,384 images 546k, these
+/// 529-539k with half-full tables; groups of 4,096 did no better, their tables growing late).
 const GROUP_CHUNKS: usize = 128;
 
 /// The chunks of a group in a batch of `count` chunks.
