@@ -6,6 +6,7 @@
 //! Must not: compute anything the library does not (no second implementation of a metric).
 
 mod texts;
+mod workers;
 
 use std::path::PathBuf;
 
@@ -133,6 +134,12 @@ fn parse_metrics(metrics: Option<Vec<String>>) -> PyResult<Vec<Metric>> {
         None => Ok(Metric::DEFAULT.to_vec()),
         Some(list) => Metric::normalize(list.iter().map(|m| Metric::parse(m))).map_err(input_err),
     }
+}
+
+/// Runs `f` without the GIL on this process's worker pool ([`workers`]); a forked child
+/// starts its own. `Internal` when no worker thread can be started.
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    py.allow_threads(|| workers::run(f)).map_err(input_err)
 }
 
 /// Runs `f` on a pool of `threads` threads (the global pool when `None`).
@@ -391,7 +398,7 @@ fn score_json(
         seed,
         level,
     });
-    py.allow_threads(|| {
+    detached(py, || {
         // A references file is read as the CLI reads it: a COCO annotation file block by
         // block, its text never held whole (issue 27), unless `split_by` reads its labels. The
         // text is kept only for that.
@@ -443,7 +450,7 @@ fn score_json(
             report.to_string_pretty()
         };
         text.map_err(|e| coded(ErrorCode::Internal.as_str(), e.to_string()))
-    })
+    })?
 }
 
 /// Compares two result sets on the same images (`capscore compare`): JSON texts in, the
@@ -475,7 +482,7 @@ fn compare_json(
         seed,
         level,
     };
-    py.allow_threads(|| {
+    detached(py, || {
         let refs = input::parse_references_text(&references, "references").map_err(input_err)?;
         let a = input::parse_candidates_text(&a, "a").map_err(input_err)?;
         let b = input::parse_candidates_text(&b, "b").map_err(input_err)?;
@@ -497,7 +504,7 @@ fn compare_json(
         .map_err(input_err)?;
         serde_json::to_string_pretty(&report)
             .map_err(|e| coded(ErrorCode::Internal.as_str(), e.to_string()))
-    })
+    })?
 }
 
 /// Scores aligned lists (image `i`: `candidates[i]` against `references[i]`). Returns
@@ -533,7 +540,7 @@ fn score_lists<'py>(
     engine::check_threads(threads).map_err(input_err)?;
     let metrics = parse_metrics(metrics)?;
     let args = resource_args(cache_dir, offline);
-    let (report, json) = py.allow_threads(|| -> PyResult<(Report, Option<String>)> {
+    let (report, json) = detached(py, || -> PyResult<(Report, Option<String>)> {
         let (meteor, spice) = resources(&metrics, &args)?;
         let (refs, cands) = Aligned::new(candidates, references);
         let job = Job {
@@ -557,7 +564,7 @@ fn score_lists<'py>(
             None
         };
         Ok((report, json))
-    })?;
+    })??;
     let aggregate = PyDict::new(py);
     for (k, v) in report.aggregate.entries() {
         aggregate.set_item(k, v)?;
@@ -613,7 +620,7 @@ fn bleu_dicts<'py>(
     };
     let n = n.clamp(1, 4);
     let caps = texts.captions();
-    let (total, per_image) = py.allow_threads(|| {
+    let (total, per_image) = detached(py, || {
         let stats = pretokenized::bleu(&caps);
         let per_image: Vec<[f64; 4]> = if stats.len() < 1024 {
             stats.iter().map(|s| s.scores()).collect()
@@ -625,7 +632,7 @@ fn bleu_dicts<'py>(
                 .collect()
         };
         (bleu::pool(&stats), per_image)
-    });
+    })?;
     let scores = (0..n)
         .map(|k| per_image.iter().map(|s| s[k]).collect())
         .collect();
@@ -646,7 +653,7 @@ fn rouge_dicts<'py>(
         return Ok(None);
     };
     let caps = texts.captions();
-    let scores = py.allow_threads(|| pretokenized::rouge_l(&caps));
+    let scores = detached(py, || pretokenized::rouge_l(&caps))?;
     Ok(Some((numpy_mean(&scores), PyArray1::from_vec(py, scores))))
 }
 
@@ -665,14 +672,12 @@ fn cider_dicts<'py>(
     };
     let caps = texts.captions();
     // `None` (no reference has a word): the general path raises the engine's error.
-    let Some((mean, scores)) = py.allow_threads(|| pretokenized::cider_d(&caps)) else {
+    let Some((mean, scores)) = detached(py, || pretokenized::cider_d(&caps))? else {
         return Ok(None);
     };
     Ok(Some((mean, PyArray1::from_vec(py, scores))))
 }
 
-/// Tokenizes captions as ONE stream, exactly as pycocoevalcap's PTBTokenizer step does
-/// (punctuation filter included); one output per input, same order.
 /// The text of an input file, read as the CLI reads it: plain or gzip-compressed (with the
 /// CLI's bound on expansion), UTF-8; errors carry the CLI's codes.
 #[pyfunction]
@@ -681,9 +686,11 @@ fn read_text(py: Python<'_>, path: String, what: String) -> PyResult<String> {
         .map_err(input_err)
 }
 
+/// Tokenizes captions as ONE stream, exactly as pycocoevalcap's PTBTokenizer step does
+/// (punctuation filter included); one output per input, same order.
 #[pyfunction]
-fn tokenize(py: Python<'_>, captions: Vec<String>) -> Vec<String> {
-    py.allow_threads(|| capscore_core::text::ptb::tokenize_stream(&captions))
+fn tokenize(py: Python<'_>, captions: Vec<String>) -> PyResult<Vec<String>> {
+    detached(py, || capscore_core::text::ptb::tokenize_stream(&captions))
 }
 
 /// Fetches (downloads, verifies, converts) METEOR's and SPICE's data into the cache; returns
@@ -692,12 +699,12 @@ fn tokenize(py: Python<'_>, captions: Vec<String>) -> Vec<String> {
 #[pyo3(signature = (cache_dir=None))]
 fn fetch(py: Python<'_>, cache_dir: Option<String>) -> PyResult<String> {
     let args = resource_args(cache_dir, false);
-    py.allow_threads(|| {
+    detached(py, || {
         let dir = args.dir();
         capscore_core::resources::fetch::meteor(&dir).map_err(resource_err)?;
         capscore_core::resources::fetch::nlp(&dir).map_err(resource_err)?;
         Ok(dir.display().to_string())
-    })
+    })?
 }
 
 /// The SCST reward scorer (see `capscore.CiderD` for the Python-facing documentation).
@@ -740,7 +747,7 @@ impl PyRewardScorer {
         references: Option<Vec<Vec<String>>>,
         tokenize: bool,
     ) -> PyResult<Self> {
-        let table = py.allow_threads(|| match (ngrams, ref_len, references) {
+        let table = detached(py, || match (ngrams, ref_len, references) {
             (Some(ngrams), Some(ref_len), None) => DfCounts::from_counts(
                 ngrams
                     .iter()
@@ -760,7 +767,7 @@ impl PyRewardScorer {
             _ => Err(RewardError(
                 "give either ngrams and ref_len, or references".into(),
             )),
-        });
+        })?;
         Ok(PyRewardScorer {
             inner: RewardScorer::new(table.map_err(reward_err)?),
             tokenize,
@@ -771,7 +778,7 @@ impl PyRewardScorer {
     fn set_references(&mut self, py: Python<'_>, references: Vec<Vec<String>>) -> PyResult<()> {
         let tokenize = self.tokenize;
         let inner = &mut self.inner;
-        py.allow_threads(|| {
+        detached(py, || {
             let sizes: Vec<usize> = references.iter().map(Vec::len).collect();
             let texts = maybe_tokenize(tokenize, references.into_iter().flatten().collect());
             let mut it = texts.into_iter();
@@ -780,7 +787,7 @@ impl PyRewardScorer {
                 .map(|&n| it.by_ref().take(n).collect())
                 .collect();
             inner.set_references(&images)
-        })
+        })?
         .map_err(reward_err)
     }
 
@@ -813,12 +820,11 @@ impl PyRewardScorer {
     ) -> PyResult<Rewards<'py>> {
         let tokenize = self.tokenize;
         let inner = &self.inner;
-        let r = py
-            .allow_threads(|| {
-                let cands = maybe_tokenize(tokenize, candidates);
-                inner.score(&cands, &image_index, bleu4)
-            })
-            .map_err(reward_err)?;
+        let r = detached(py, || {
+            let cands = maybe_tokenize(tokenize, candidates);
+            inner.score(&cands, &image_index, bleu4)
+        })?
+        .map_err(reward_err)?;
         rewards_out(py, r, bleu4)
     }
 
@@ -840,9 +846,10 @@ impl PyRewardScorer {
             )
         })?;
         let inner = &self.inner;
-        let r = py
-            .allow_threads(|| inner.score_ids(flat, width, &image_index, eos_id, bleu4))
-            .map_err(reward_err)?;
+        let r = detached(py, || {
+            inner.score_ids(flat, width, &image_index, eos_id, bleu4)
+        })?
+        .map_err(reward_err)?;
         rewards_out(py, r, bleu4)
     }
 }

@@ -167,6 +167,64 @@ def test_a_million_threads_are_refused_before_any_starts():
     assert "4 x the" in str(e.value) and "cores here" in str(e.value)
 
 
+FORK_SCRIPT = r"""
+import json, multiprocessing, os, sys
+import capscore
+from capscore.pycocoevalcap.bleu.bleu import Bleu
+from capscore.pycocoevalcap.cider.cider import Cider
+from capscore.pycocoevalcap.rouge.rouge import Rouge
+from capscore.scst import CiderD
+
+# 2,000 images: above every size at which the library's steps go parallel.
+gts = {i: [f"a man riding a horse number {i % 97} on a beach", "a person on a brown horse",
+           f"two dogs {i % 13} play in the snow"] for i in range(2000)}
+res = {i: [f"a man rides a horse {i % 7} on the sand"] for i in range(2000)}
+refs = {str(i): v for i, v in gts.items()}
+cands = [{"image_id": str(i), "caption": v[0]} for i, v in res.items()]
+
+def everything(_=None):
+    scorer = CiderD(df=refs, tokenize=True)
+    scorer.set_references(refs)
+    reward, _b = scorer.score([c["caption"] for c in cands], list(refs), bleu4=True)
+    return [
+        Bleu(4).compute_score(gts, res, verbose=0)[0],
+        float(Rouge().compute_score(gts, res)[0]),
+        float(Cider().compute_score(gts, res)[0]),
+        capscore.score(refs, cands, metrics=["bleu", "rouge_l", "cider_d"])["aggregate"],
+        capscore.tokenize(["A Man, riding!"]),
+        float(reward.sum()),
+    ]
+
+parent = everything()
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    os.write(w, json.dumps(everything()).encode())
+    os._exit(0)
+os.close(w)
+child = json.loads(os.read(r, 1 << 20).decode())
+_, status = os.waitpid(pid, 0)
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    pooled = pool.map(everything, range(2))
+print(json.dumps({"parent": parent, "child": child, "status": status, "pooled": pooled}))
+"""
+
+
+def test_a_forked_child_scores_after_its_parent_did():
+    """A child forked after the parent scored (a DataLoader's or a multiprocessing Pool's
+    workers) has none of the parent's worker threads: each of its calls used to wait for them
+    forever. It now starts its own and gets the parent's numbers."""
+    out = subprocess.run([sys.executable, "-c", FORK_SCRIPT], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["status"] == 0
+    assert got["child"] == got["parent"]
+    assert got["pooled"] == [got["parent"], got["parent"]]
+    assert got["parent"][2] > 0
+
+
 def test_concurrent_python_threads():
     refs, cands = corpus(126)
     expected = capscore.score(refs, cands, metrics=["bleu", "meteor", "rouge_l", "cider_d"])
