@@ -136,8 +136,9 @@ fn parse_metrics(metrics: Option<Vec<String>>) -> PyResult<Vec<Metric>> {
     }
 }
 
-/// Runs `f` without the GIL on this process's worker pool ([`workers`]); a forked child
-/// starts its own. `Internal` when no worker thread can be started.
+/// Runs `f` without the GIL: on the calling thread (its parallel steps on rayon's global pool),
+/// or in a process forked after its parent's first call, on that process's own pool
+/// ([`workers`]). `Internal` when such a pool's threads cannot be started.
 fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
     py.allow_threads(|| workers::run(f)).map_err(input_err)
 }
@@ -890,6 +891,7 @@ fn _capscore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // Huge pages for the allocator's arenas: 0 once turned off (a test reads it).
     m.add("_allocator_huge_pages", no_huge_pages())?;
+    workers::watch_forks();
 
     m.add_function(wrap_pyfunction!(score_json, m)?)?;
     m.add_function(wrap_pyfunction!(score_lists, m)?)?;

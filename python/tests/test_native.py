@@ -4,8 +4,10 @@ GIL."""
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -168,7 +170,7 @@ def test_a_million_threads_are_refused_before_any_starts():
 
 
 FORK_SCRIPT = r"""
-import json, multiprocessing, os, sys
+import json, multiprocessing, os, sys, traceback
 import capscore
 from capscore.pycocoevalcap.bleu.bleu import Bleu
 from capscore.pycocoevalcap.cider.cider import Cider
@@ -195,19 +197,35 @@ def everything(_=None):
         float(reward.sum()),
     ]
 
-parent = everything()
-r, w = os.pipe()
-pid = os.fork()
-if pid == 0:
+# work() in a forked child: its JSON result, or the child's exit status when it failed.
+def in_child(work):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(r)
+            data = json.dumps(work()).encode()
+            while data:
+                data = data[os.write(w, data):]
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(w)
+    chunks = []
+    while chunk := os.read(r, 1 << 16):
+        chunks.append(chunk)
     os.close(r)
-    os.write(w, json.dumps(everything()).encode())
-    os._exit(0)
-os.close(w)
-child = json.loads(os.read(r, 1 << 20).decode())
-_, status = os.waitpid(pid, 0)
+    _, status = os.waitpid(pid, 0)
+    return json.loads(b"".join(chunks)) if status == 0 and chunks else {"status": status}
+
+parent = everything()
+child, grandchild = in_child(lambda: [everything(), in_child(everything)])
 with multiprocessing.get_context("fork").Pool(2) as pool:
     pooled = pool.map(everything, range(2))
-print(json.dumps({"parent": parent, "child": child, "status": status, "pooled": pooled}))
+print(json.dumps({"parent": parent, "child": child, "grandchild": grandchild, "pooled": pooled}))
 """
 
 
@@ -215,12 +233,19 @@ def test_a_forked_child_scores_after_its_parent_did():
     """A child forked after the parent scored (a DataLoader's or a multiprocessing Pool's
     workers) has none of the parent's worker threads: each of its calls used to wait for them
     forever. It now starts its own and gets the parent's numbers."""
-    out = subprocess.run([sys.executable, "-c", FORK_SCRIPT], capture_output=True, text=True,
-                         timeout=60)
-    assert out.returncode == 0, out.stderr
-    got = json.loads(out.stdout)
-    assert got["status"] == 0
+    # Its own session: on a timeout the hung children are killed with it.
+    proc = subprocess.Popen([sys.executable, "-c", FORK_SCRIPT], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("a forked child (or its parent) did not finish within 60 s")
+    assert proc.returncode == 0, stderr
+    got = json.loads(stdout)
     assert got["child"] == got["parent"]
+    assert got["grandchild"] == got["parent"]
     assert got["pooled"] == [got["parent"], got["parent"]]
     assert got["parent"][2] > 0
 
