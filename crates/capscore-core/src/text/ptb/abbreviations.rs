@@ -550,9 +550,7 @@ impl Lexer<'_> {
             && (is_alnum(prev) || prev == ';')
             && (is_letter(b[i]) || letter_entity_len(b, i, end) > 0)
             && !s.numeric_sep
-            && b[i..j]
-                .iter()
-                .all(|&c| is_alnum(c) || matches!(c, '.' | '!' | '?' | '&' | ';'))
+            && s.plain_through(b, j)
             && (!breaks_before_letter(&b[i..j])
                 || abbr_letter_goes_on(b, j + 2, end)
                 || (j == i + 2

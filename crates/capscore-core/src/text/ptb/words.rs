@@ -59,6 +59,9 @@ pub(super) struct WordScan {
     pub(super) shy_ascii: bool,
     /// A `_` or U+2010-like join was made.
     pub(super) joined_other: bool,
+    /// [`WordScan::plain_through`]'s answer for `b[i..plain_upto]`.
+    plain: bool,
+    plain_upto: usize,
 }
 
 /// What a scanner rule decided about the character at `WordScan::j`.
@@ -132,7 +135,26 @@ impl WordScan {
             has_entity: false,
             shy_ascii: false,
             joined_other: false,
+            plain: true,
+            plain_upto: i,
         }
+    }
+
+    /// True when `b[i..j]` holds only letters, digits, `.`, `!`, `?`, `&` and `;`. Asked at
+    /// each period of a word, so each call checks only what was taken since the last one
+    /// (a word of 40,000 `a.` took 0.56 s when every call read the whole word).
+    pub(super) fn plain_through(&mut self, b: &[char], j: usize) -> bool {
+        if j < self.plain_upto {
+            self.plain = true;
+            self.plain_upto = self.i;
+        }
+        if self.plain {
+            self.plain = b[self.plain_upto..j]
+                .iter()
+                .all(|&c| is_alnum(c) || matches!(c, '.' | '!' | '?' | '&' | ';'));
+        }
+        self.plain_upto = j;
+        self.plain
     }
 }
 
