@@ -62,6 +62,44 @@ def _load_pickle(path: Union[str, "os.PathLike[str]"]) -> Any:
         raise CapscoreError(f"df: no such file: {os.fspath(path)}", "file_not_found") from None
 
 
+def _reference_list(image: Hashable, refs: Any) -> List[str]:
+    """One image's references as a list of strings; a bare string (which ``list`` would split
+    into characters) or a non-string reference is refused."""
+    if isinstance(refs, (str, bytes)) or not isinstance(refs, (list, tuple)) or not all(
+        isinstance(r, str) for r in refs
+    ):
+        raise CapscoreError(
+            f"references of image {image!r} must be a list of strings, got {type(refs).__name__}"
+            + (" (a bare string)" if isinstance(refs, (str, bytes)) else ""),
+            "invalid_format",
+        )
+    return list(refs)
+
+
+def _ngram_words(key: Any) -> List[str]:
+    """The words of a document-frequency key: a tuple of words (strings, or integers as in
+    tables built from token ids), or one word. Anything else (a nested tuple, say, whose text
+    could be exponentially long) is refused."""
+    words = key if isinstance(key, tuple) else (key,)
+    if not all(isinstance(w, str) or (type(w) is int and -(2**63) <= w < 2**63) for w in words):
+        raise CapscoreError(
+            f"a document_frequency key is a {type(key).__name__} holding "
+            f"{sorted({type(w).__name__ for w in words})}: an n-gram is a tuple of words (strings)",
+            "invalid_format",
+        )
+    return [w if isinstance(w, str) else str(w) for w in words]
+
+
+def _count(key: Any, value: Any) -> float:
+    """A document frequency: a number (an int, a float, a numpy number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise CapscoreError(
+            f"document_frequency of {key!r:.80} is a {type(value).__name__}, not a number",
+            "invalid_format",
+        )
+    return float(value)
+
+
 class CiderD:
     """CIDEr-D rewards with a fixed document-frequency table.
 
@@ -89,15 +127,19 @@ class CiderD:
         if isinstance(df, (str, os.PathLike)):
             df = _load_pickle(df)
         if isinstance(df, Mapping) and "document_frequency" in df and "ref_len" in df:
+            # The common shapes inline (a table holds a million n-grams), the checks otherwise.
             ngrams = [
-                ([str(w) for w in (k if isinstance(k, tuple) else (k,))], float(v))
+                (
+                    list(k) if type(k) is tuple and all(type(w) is str for w in k) else _ngram_words(k),
+                    float(v) if type(v) in (float, int) else _count(k, v),
+                )
                 for k, v in df["document_frequency"].items()
             ]
             self._scorer = _capscore.RewardScorer(
                 ngrams=ngrams, ref_len=float(df["ref_len"]), tokenize=tokenize
             )
         elif isinstance(df, Mapping):
-            refs = [list(v) for v in df.values()]
+            refs = [_reference_list(k, v) for k, v in df.items()]
             self._scorer = _capscore.RewardScorer(references=refs, tokenize=tokenize)
         else:
             raise CapscoreError(
@@ -117,12 +159,14 @@ class CiderD:
         then takes those ids) or a list of reference lists (``score`` and ``score_ids`` take
         positions)."""
         if isinstance(references, Mapping):
-            self._index = {k: i for i, k in enumerate(references.keys())}
-            lists = [list(v) for v in references.values()]
+            index = {k: i for i, k in enumerate(references.keys())}
+            lists = [_reference_list(k, v) for k, v in references.items()]
         else:
-            self._index = {}
-            lists = [list(v) for v in references]
+            index = {}
+            lists = [_reference_list(i, v) for i, v in enumerate(references)]
+        # The ids change only with the references: a refused call leaves both as they were.
         self._scorer.set_references(lists)
+        self._index = index
 
     def _positions(self, image_ids: Sequence[Hashable]) -> List[int]:
         if not self._index:

@@ -94,17 +94,15 @@ fn resources(metrics: &[Metric], args: &ResourceArgs) -> PyResult<LoadedPair> {
         return Ok((None, None));
     }
     let dir = args.dir();
-    let mut guard = LOADED.lock().unwrap_or_else(|e| e.into_inner());
-    let loaded = guard.get_or_insert_with(Loaded::default);
-    if loaded.dir.as_ref() != Some(&dir) {
-        *loaded = Loaded {
-            dir: Some(dir.clone()),
-            ..Loaded::default()
-        };
-    }
-    if (want_meteor || want_spice) && loaded.meteor.is_none() {
+    // The lock is held only to look and to store, never while loading: a fork from another
+    // thread during a load (0.1 s and more) would leave it held in the child for good.
+    let (mut meteor, mut spice) = match LOADED.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        Some(l) if l.dir.as_ref() == Some(&dir) => (l.meteor.clone(), l.spice.clone()),
+        _ => (None, None),
+    };
+    if (want_meteor || want_spice) && meteor.is_none() {
         match args.load_meteor().map_err(resource_err)? {
-            Some(m) => loaded.meteor = Some(Arc::new(m)),
+            Some(m) => meteor = Some(Arc::new(m)),
             None if want_meteor => {
                 return Err(coded(
                     ErrorCode::MetricUnavailable.as_str(),
@@ -117,15 +115,30 @@ fn resources(metrics: &[Metric], args: &ResourceArgs) -> PyResult<LoadedPair> {
             None => {}
         }
     }
-    if want_spice && loaded.spice.is_none() {
-        let s = args
-            .load_spice(loaded.meteor.clone())
-            .map_err(resource_err)?;
-        loaded.spice = Some(Arc::new(s));
+    if want_spice && spice.is_none() {
+        let s = args.load_spice(meteor.clone()).map_err(resource_err)?;
+        spice = Some(Arc::new(s));
+    }
+    {
+        let mut guard = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+        let loaded = guard.get_or_insert_with(Loaded::default);
+        if loaded.dir.as_ref() != Some(&dir) {
+            *loaded = Loaded {
+                dir: Some(dir.clone()),
+                ..Loaded::default()
+            };
+        }
+        // A thread that loaded the same folder meanwhile keeps its copy (the same data).
+        if loaded.meteor.is_none() {
+            loaded.meteor = meteor.clone();
+        }
+        if loaded.spice.is_none() {
+            loaded.spice = spice.clone();
+        }
     }
     Ok((
-        loaded.meteor.clone().filter(|_| want_meteor || want_spice),
-        loaded.spice.clone().filter(|_| want_spice),
+        meteor.filter(|_| want_meteor || want_spice),
+        spice.filter(|_| want_spice),
     ))
 }
 

@@ -224,3 +224,53 @@ def test_wrong_types_are_capscore_errors_and_type_errors():
         Cider().compute_score({1: ["a dog"]}, {1: [5]})
     with pytest.raises(CapscoreError):
         capscore.score({1: ["a dog"]}, {1: "a dog"}, threads=2**70)
+
+
+def test_a_refused_set_references_keeps_the_previous_images():
+    """A refused `set_references` leaves the scorer as it was: its ids still name the images
+    whose references it holds (the ids used to change before the references were checked, so
+    each candidate was scored against another image's references)."""
+    scorer = CiderD(df={0: ["a dog runs"], 1: ["a red car"], 2: ["x"]}, tokenize=False)
+    scorer.set_references({"dog": ["a dog runs"], "car": ["a red car"]})
+    before = scorer.score(["a dog runs", "a red car"], ["dog", "car"])
+    for bad in (
+        {"car": ["a red car"], "dog": ["a dog runs"], "bad": [None]},
+        {"car": ["a red car"], "dog": ["a dog runs"], "bad": []},
+        {"car": ["a red car"], "dog": "a dog runs"},
+    ):
+        with pytest.raises(CapscoreError):
+            scorer.set_references(bad)
+        after = scorer.score(["a dog runs", "a red car"], ["dog", "car"])
+        assert after.tolist() == before.tolist()
+    assert before[0] > 1 and before[1] > 1
+
+
+def test_a_string_is_not_a_list_of_references():
+    """A bare string where a list of references belongs is refused (`list("a dog")` would
+    make one-character references and rewards of 0)."""
+    with pytest.raises(CapscoreError) as e:
+        CiderD(df={0: "a dog runs"})
+    assert e.value.code == "invalid_format" and "bare string" in str(e.value)
+    scorer = CiderD(df={0: ["a dog runs"]})
+    for refs in (["a dog runs", "a red car"], {0: "a dog runs"}, {0: [b"a dog"]}):
+        with pytest.raises(CapscoreError) as e:
+            scorer.set_references(refs)
+        assert e.value.code == "invalid_format"
+
+
+def test_a_df_key_must_be_words(tmp_path):
+    """An n-gram key of anything but words (strings, or integers from token ids) is refused
+    before the key is turned into text: a nested tuple's text can be far longer than its
+    pickle."""
+    nested = (("a", "dog"), ("a",))
+    path = tmp_path / "nested.p"
+    with open(path, "wb") as f:
+        pickle.dump({"document_frequency": {nested: 1}, "ref_len": 10}, f)
+    for df in (str(path), {"document_frequency": {nested: 1}, "ref_len": 10},
+               {"document_frequency": {("a", 1.5): 1}, "ref_len": 10},
+               {"document_frequency": {("a",): "x"}, "ref_len": 10}):
+        with pytest.raises(CapscoreError) as e:
+            CiderD(df=df)
+        assert e.value.code == "invalid_format"
+    # Words given as integers (tables built from token ids) still load.
+    assert CiderD(df={"document_frequency": {(1, 2): 1, (3,): 2}, "ref_len": 10}).ln_ref_len > 0
