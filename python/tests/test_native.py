@@ -229,25 +229,54 @@ print(json.dumps({"parent": parent, "child": child, "grandchild": grandchild, "p
 """
 
 
+def run_isolated(script, timeout=60):
+    """Runs `script` in a fresh interpreter in its own session (on a timeout, it and every
+    process it forked are killed and the test fails); returns its stdout."""
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"a forked child (or its parent) did not finish within {timeout} s")
+    assert proc.returncode == 0, stderr
+    return stdout
+
+
 def test_a_forked_child_scores_after_its_parent_did():
     """A child forked after the parent scored (a DataLoader's or a multiprocessing Pool's
     workers) has none of the parent's worker threads: each of its calls used to wait for them
     forever. It now starts its own and gets the parent's numbers."""
-    # Its own session: on a timeout the hung children are killed with it.
-    proc = subprocess.Popen([sys.executable, "-c", FORK_SCRIPT], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        stdout, stderr = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail("a forked child (or its parent) did not finish within 60 s")
-    assert proc.returncode == 0, stderr
-    got = json.loads(stdout)
+    got = json.loads(run_isolated(FORK_SCRIPT))
     assert got["child"] == got["parent"]
     assert got["grandchild"] == got["parent"]
     assert got["pooled"] == [got["parent"], got["parent"]]
     assert got["parent"][2] > 0
+
+
+FORK_DURING_LOAD = r"""
+import os, threading, time
+import capscore
+refs, cands = {1: ["a dog runs on the grass"]}, {1: "a dog runs on grass"}
+def meteor():
+    return capscore.score(refs, cands, metrics=["meteor"], offline=True)["aggregate"]["METEOR"]
+loader = threading.Thread(target=meteor)
+loader.start()
+time.sleep(0.02)  # METEOR's resources take 0.1 s and more to load: fork in the middle
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if meteor() > 0 else 3)
+loader.join()
+_, status = os.waitpid(pid, 0)
+print(status, meteor() > 0)
+"""
+
+
+def test_a_child_forked_while_resources_load_can_load_them():
+    """A fork while another thread loads METEOR's resources: the child's own METEOR call
+    loads them again (the lock that guarded the load used to stay held in the child)."""
+    assert run_isolated(FORK_DURING_LOAD).split() == ["0", "True"]
 
 
 def test_concurrent_python_threads():
