@@ -138,6 +138,8 @@ impl Lexer<'_> {
             no_at_before: 0,
             no_dotcom_before: 0,
             measuring: true,
+            run: std::cell::Cell::new((0, 0, '\0')),
+            host_run: std::cell::Cell::new((0, 0)),
         };
         let core = j - i;
         // Tokens that end before the apostrophe are emitted as lexed (`do` of `don't`).

@@ -2,6 +2,8 @@
 //! of a token, and [`Lexer::word`], which runs the word rules in order. The rules themselves
 //! live in their family's file.
 
+use std::cell::Cell;
+
 use super::classes::{is_hyph2, is_letter, is_symbol, is_wordish, java_lower};
 use super::classes::{letter_entity_len, quote_map};
 
@@ -16,6 +18,10 @@ pub(super) struct Lexer<'a> {
     /// Measuring the word rule alone, without the `www.` and file-name rules (see
     /// [`Lexer::longer_than_word`]).
     pub(super) measuring: bool,
+    /// The last run [`Lexer::run_len`] measured: `buf[start..end]` all `c`.
+    pub(super) run: Cell<(usize, usize, char)>,
+    /// The last run of ASCII letters, digits, `.` and `-` [`Lexer::likely_url`] scanned.
+    pub(super) host_run: Cell<(usize, usize)>,
 }
 
 impl Lexer<'_> {
@@ -50,10 +56,20 @@ impl Lexer<'_> {
         }
     }
 
+    /// The number of `c` from `i` on. A run is asked about at each of its characters (a run
+    /// of quotes or of `<` is a token per character), so the last run's end is kept: a
+    /// caption of 40,000 quotes took 0.17 s when each call counted to the run's end.
     pub(super) fn run_len(&self, i: usize, c: char) -> usize {
+        let (start, end, rc) = self.run.get();
+        if rc == c && start <= i && i < end {
+            return end - i;
+        }
         let mut j = i;
         while j < self.end && self.buf[j] == c {
             j += 1;
+        }
+        if j > i {
+            self.run.set((i, j, c));
         }
         j - i
     }
@@ -263,6 +279,8 @@ impl Lexer<'_> {
             no_at_before: 0,
             no_dotcom_before: 0,
             measuring: true,
+            run: std::cell::Cell::new((0, 0, '\0')),
+            host_run: std::cell::Cell::new((0, 0)),
         };
         (lx.word(i) <= i + n).then_some(n)
     }

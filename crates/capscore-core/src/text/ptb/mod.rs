@@ -254,6 +254,8 @@ pub fn ptb_line(caption: &str, next: Option<&str>) -> String {
         no_at_before: 0,
         no_dotcom_before: 0,
         measuring: false,
+        run: std::cell::Cell::new((0, 0, '\0')),
+        host_run: std::cell::Cell::new((0, 0)),
     };
     lx.run();
     lx.out

@@ -5,7 +5,7 @@
 //! fractions (`½` → `1/2`), super- and subscripts, currency signs (`€` → `$`, `¢` → `cents`)
 //! and currency codes (`US$`).
 
-use super::classes::{is_alnum, is_digit, is_hyph2};
+use super::classes::{is_alnum, is_digit};
 use super::lexer::Lexer;
 use super::words::WordScan;
 
@@ -319,9 +319,7 @@ impl Lexer<'_> {
         let ok = is_digit(prev)
             && is_digit(nx)
             && (!s.has_letter || s.numeric_sep)
-            && !self.buf[s.i + 1..s.j]
-                .iter()
-                .any(|&x| matches!(x, '-' | '_') || is_hyph2(x));
+            && !s.joined_after_first(self.buf, s.j);
         s.numeric_sep |= ok;
         ok
     }
@@ -329,12 +327,8 @@ impl Lexer<'_> {
     /// `,` or `:` between digits of a letterless number (`1,000`, `12:30`), not after a `-`
     /// or `_` join (`3-7,4` → `3-7 ,4`, `12-34:56`), observed.
     pub(super) fn number_separator_join(&self, s: &mut WordScan, prev: char, nx: char) -> bool {
-        let ok = is_digit(prev)
-            && is_digit(nx)
-            && !s.has_letter
-            && !self.buf[s.i + 1..s.j]
-                .iter()
-                .any(|&x| matches!(x, '-' | '_') || is_hyph2(x));
+        let ok =
+            is_digit(prev) && is_digit(nx) && !s.has_letter && !s.joined_after_first(self.buf, s.j);
         s.numeric_sep |= ok;
         ok
     }
