@@ -22,6 +22,8 @@ pub(super) struct Lexer<'a> {
     pub(super) run: Cell<(usize, usize, char)>,
     /// The last run of ASCII letters, digits, `.` and `-` [`Lexer::likely_url`] scanned.
     pub(super) host_run: Cell<(usize, usize)>,
+    /// The last run [`super::abbreviations::hyphen_acronym_end`] scanned.
+    pub(super) acronym_run: Cell<super::abbreviations::AcronymRun>,
 }
 
 impl Lexer<'_> {
@@ -281,6 +283,7 @@ impl Lexer<'_> {
             measuring: true,
             run: std::cell::Cell::new((0, 0, '\0')),
             host_run: std::cell::Cell::new((0, 0)),
+            acronym_run: std::cell::Cell::default(),
         };
         (lx.word(i) <= i + n).then_some(n)
     }

@@ -256,6 +256,7 @@ pub fn ptb_line(caption: &str, next: Option<&str>) -> String {
         measuring: false,
         run: std::cell::Cell::new((0, 0, '\0')),
         host_run: std::cell::Cell::new((0, 0)),
+        acronym_run: std::cell::Cell::default(),
     };
     lx.run();
     lx.out
