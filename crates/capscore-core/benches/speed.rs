@@ -240,6 +240,39 @@ fn tokenizer(c: &mut Criterion, images: &[Image]) {
         b.iter(|| ptb::tokenize_stream(black_box(&captions)))
     });
     g.finish();
+    // Captions of the service's longest (10,000 characters) made of one repeated piece: the
+    // rules that looked at a whole word (or run) again at every join made these quadratic
+    // (up to 0.3 s a caption); each should take about as long as 10,000 characters of text.
+    let pieces = [
+        "a.",
+        "1,",
+        "a-",
+        "-1",
+        "'",
+        "a@b.",
+        "a@.b",
+        "\u{ad}",
+        "a\u{2010}",
+        "www.a.",
+        "a.1",
+    ];
+    let long: Vec<String> = pieces
+        .iter()
+        .map(|p| p.repeat(10_000 / p.chars().count()))
+        .collect();
+    let mut g = c.benchmark_group("tokenizer");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Elements(long.len() as u64));
+    g.bench_function("ptb_long_repeated_pieces", |b| {
+        b.iter(|| {
+            for caption in &long {
+                black_box(ptb::tokenize_stream(std::slice::from_ref(caption)));
+            }
+        })
+    });
+    g.finish();
 }
 
 fn single_image(c: &mut Criterion, images: &[Image]) {

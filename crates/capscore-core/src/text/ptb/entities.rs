@@ -141,6 +141,7 @@ impl Lexer<'_> {
             run: std::cell::Cell::new((0, 0, '\0')),
             host_run: std::cell::Cell::new((0, 0)),
             acronym_run: std::cell::Cell::default(),
+            email_run: Default::default(),
         };
         let core = j - i;
         // Tokens that end before the apostrophe are emitted as lexed (`do` of `don't`).

@@ -24,6 +24,8 @@ pub(super) struct Lexer<'a> {
     pub(super) host_run: Cell<(usize, usize)>,
     /// The last run [`super::abbreviations::hyphen_acronym_end`] scanned.
     pub(super) acronym_run: Cell<super::abbreviations::AcronymRun>,
+    /// The last run [`Lexer::email`] read.
+    pub(super) email_run: super::urls::EmailRun,
 }
 
 impl Lexer<'_> {
@@ -284,6 +286,7 @@ impl Lexer<'_> {
             run: std::cell::Cell::new((0, 0, '\0')),
             host_run: std::cell::Cell::new((0, 0)),
             acronym_run: std::cell::Cell::default(),
+            email_run: Default::default(),
         };
         (lx.word(i) <= i + n).then_some(n)
     }

@@ -257,6 +257,7 @@ pub fn ptb_line(caption: &str, next: Option<&str>) -> String {
         run: std::cell::Cell::new((0, 0, '\0')),
         host_run: std::cell::Cell::new((0, 0)),
         acronym_run: std::cell::Cell::default(),
+        email_run: Default::default(),
     };
     lx.run();
     lx.out

@@ -25,6 +25,48 @@ pub(super) const FILE_EXT: &[&str] = &[
     "py", "sql", "tar", "txt", "wav", "x", "xml", "zip",
 ];
 
+/// A run of characters other than [`is_email_stop`]'s, read by [`Lexer::email`]: for each
+/// start in `start..stop`, one more than the end of the longest e-mail from there (0: none).
+#[derive(Default)]
+pub(super) struct EmailRun {
+    start: usize,
+    stop: usize,
+    best: Vec<usize>,
+}
+
+impl EmailRun {
+    /// Observed: the longest match over the `@` that starts the host part: after it, a period
+    /// must sit between two other characters, else the token ends before it (`x@z..b` →
+    /// `x@z`, but `x@z..@b`, `a@.@b`, `d@@.x` are one token). Read once from the right (a
+    /// token of 40,000 characters of `a@b.` took 0.12 s when each `@` searched to the end, and
+    /// 40,000 of `a@.b` 0.28 s when each token read the run again): `next` is the first such
+    /// period after the position, and a period right after an `@` ends its host part at once.
+    fn read(b: &[char], start: usize, stop: usize) -> EmailRun {
+        let mut best = vec![0; stop - start];
+        let mut farthest = 0;
+        let mut next = None;
+        for p in (start..stop).rev() {
+            if b[p] == '@' {
+                let j = if p + 1 < stop && b[p + 1] == '.' {
+                    p + 1
+                } else {
+                    next.unwrap_or(stop)
+                };
+                if j > p + 1 {
+                    farthest = farthest.max(j + 1);
+                }
+            } else if b[p] == '.'
+                && p > start
+                && (b[p - 1] == '.' || p + 1 == stop || b[p + 1] == '.')
+            {
+                next = Some(p);
+            }
+            best[p - start] = farthest;
+        }
+        EmailRun { start, stop, best }
+    }
+}
+
 impl Lexer<'_> {
     /// E-mail-like token at `i`: `<`? ASCII letter or digit, then any run of characters other
     /// than the terminators of [`is_email_stop`] containing an `@` with something after it;
@@ -41,34 +83,25 @@ impl Lexer<'_> {
         if !(j < self.end && b[j].is_ascii_alphanumeric()) {
             return None;
         }
-        let mut at = None;
-        while j < self.end && !is_email_stop(b[j]) {
-            if b[j] == '@' && at.is_none() {
-                at = Some(j);
+        // A run up to the next terminator is asked about from each token in it, so it is read
+        // once ([`EmailRun`]); a later start inside it finds its answer there.
+        let run = &self.email_run;
+        if !(run.start <= j && j < run.stop) {
+            let mut stop = j;
+            let mut any_at = false;
+            while stop < self.end && !is_email_stop(b[stop]) {
+                any_at |= b[stop] == '@';
+                stop += 1;
             }
-            j += 1;
-        }
-        if at.is_none() {
-            self.no_at_before = j;
-            return None;
-        }
-        let stop = j;
-        // Observed: the longest match over the `@` that starts the host part: after it, a
-        // period must sit between two other characters, else the token ends before it
-        // (`x@z..b` → `x@z`, but `x@z..@b`, `a@.@b`, `d@@.x` are one token).
-        let mut best = None;
-        for at in (i..stop).filter(|&p| b[p] == '@') {
-            let mut j = stop;
-            if let Some(p) = (at + 1..stop).find(|&p| {
-                b[p] == '.' && (p - 1 == at || b[p - 1] == '.' || p + 1 == stop || b[p + 1] == '.')
-            }) {
-                j = p;
+            if !any_at {
+                self.no_at_before = stop;
+                return None;
             }
-            if j > at + 1 {
-                best = best.max(Some(j));
-            }
+            self.email_run = EmailRun::read(b, j, stop);
         }
-        let mut j = best?;
+        let run = &self.email_run;
+        let best = run.best[j - run.start];
+        let mut j = best.checked_sub(1)?;
         if j < self.end && b[j] == '>' {
             j += 1;
         }

@@ -338,11 +338,11 @@ impl Lexer<'_> {
                 || is_mark(b[j - 1])
                 || s.has_mark
                 || s.has_entity
-                || b[i..j].iter().any(|&x| matches!(x, '!' | '?'))
+                || s.prefix(b, j).mark
                 // Observed: not after a period join (`S.P‐D` → `s.p d`).
-                || b[i..j].contains(&'.')
+                || s.prefix(b, j).dot
                 || b[j + 1] == '\u{AD}'
-                || b[i..j].contains(&'\u{AD}'))
+                || s.prefix(b, j).shy)
         {
             return Flow::Stop;
         }
