@@ -12,7 +12,7 @@ use super::classes::{
     is_alnum, is_apos, is_digit, is_letter, is_trail_space, java_lower, lower_eq_at,
 };
 use super::entities::entity_clitic_at;
-use super::lexer::Lexer;
+use super::lexer::{AcronymRun, Lexer};
 use super::lookahead::{abbrev_keep, acro_break};
 use super::words::WordScan;
 
@@ -77,15 +77,6 @@ pub(super) fn breaks_before_letter(w: &[char]) -> bool {
     let lw: String = w.iter().map(|c| c.to_ascii_lowercase()).collect();
     ABBR_SENT.contains(&lw.as_str())
         && !(CAP_ONLY.contains(&lw.as_str()) && w[0].is_ascii_lowercase())
-}
-
-/// A run [`hyphen_acronym_end`] scanned: `b[start..end]`, and one more than the place of its
-/// last `--` that starts before `end - 2` (0: none).
-#[derive(Clone, Copy, Default)]
-pub(super) struct AcronymRun {
-    start: usize,
-    end: usize,
-    double: usize,
 }
 
 /// Number of (ASCII letter, `.`) pairs from `b[k]` on, within `end`: an acronym such as

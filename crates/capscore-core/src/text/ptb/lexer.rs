@@ -23,9 +23,27 @@ pub(super) struct Lexer<'a> {
     /// The last run of ASCII letters, digits, `.` and `-` [`Lexer::likely_url`] scanned.
     pub(super) host_run: Cell<(usize, usize)>,
     /// The last run [`super::abbreviations::hyphen_acronym_end`] scanned.
-    pub(super) acronym_run: Cell<super::abbreviations::AcronymRun>,
+    pub(super) acronym_run: Cell<AcronymRun>,
     /// The last run [`Lexer::email`] read.
-    pub(super) email_run: super::urls::EmailRun,
+    pub(super) email_run: EmailRun,
+}
+
+/// A run `hyphen_acronym_end` (abbreviations) scanned: `b[start..end]`, and one more than
+/// the place of its last `--` that starts before `end - 2` (0: none).
+#[derive(Clone, Copy, Default)]
+pub(super) struct AcronymRun {
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) double: usize,
+}
+
+/// A run of characters other than the e-mail terminators, read by [`Lexer::email`]: for each
+/// start in `start..stop`, one more than the end of the longest e-mail from there (0: none).
+#[derive(Default)]
+pub(super) struct EmailRun {
+    pub(super) start: usize,
+    pub(super) stop: usize,
+    pub(super) best: Vec<usize>,
 }
 
 impl Lexer<'_> {

@@ -6,7 +6,7 @@
 use super::abbreviations::breaks_before_letter;
 use super::classes::letter_entity_len;
 use super::classes::{is_alnum, is_letter, is_mark, is_trail_space, java_lower, lower_eq_at};
-use super::lexer::Lexer;
+use super::lexer::{EmailRun, Lexer};
 
 /// Characters that end an e-mail-like token (observed: most other characters, including
 /// symbols, zero-width and most Unicode spaces, stay inside).
@@ -25,46 +25,35 @@ pub(super) const FILE_EXT: &[&str] = &[
     "py", "sql", "tar", "txt", "wav", "x", "xml", "zip",
 ];
 
-/// A run of characters other than [`is_email_stop`]'s, read by [`Lexer::email`]: for each
-/// start in `start..stop`, one more than the end of the longest e-mail from there (0: none).
-#[derive(Default)]
-pub(super) struct EmailRun {
-    start: usize,
-    stop: usize,
-    best: Vec<usize>,
-}
-
-impl EmailRun {
-    /// Observed: the longest match over the `@` that starts the host part: after it, a period
-    /// must sit between two other characters, else the token ends before it (`x@z..b` →
-    /// `x@z`, but `x@z..@b`, `a@.@b`, `d@@.x` are one token). Read once from the right (a
-    /// token of 40,000 characters of `a@b.` took 0.12 s when each `@` searched to the end, and
-    /// 40,000 of `a@.b` 0.28 s when each token read the run again): `next` is the first such
-    /// period after the position, and a period right after an `@` ends its host part at once.
-    fn read(b: &[char], start: usize, stop: usize) -> EmailRun {
-        let mut best = vec![0; stop - start];
-        let mut farthest = 0;
-        let mut next = None;
-        for p in (start..stop).rev() {
-            if b[p] == '@' {
-                let j = if p + 1 < stop && b[p + 1] == '.' {
-                    p + 1
-                } else {
-                    next.unwrap_or(stop)
-                };
-                if j > p + 1 {
-                    farthest = farthest.max(j + 1);
-                }
-            } else if b[p] == '.'
-                && p > start
-                && (b[p - 1] == '.' || p + 1 == stop || b[p + 1] == '.')
-            {
-                next = Some(p);
+/// The [`EmailRun`] of `b[start..stop]`, a run of characters other than [`is_email_stop`]'s.
+///
+/// Observed: the longest match over the `@` that starts the host part: after it, a period
+/// must sit between two other characters, else the token ends before it (`x@z..b` →
+/// `x@z`, but `x@z..@b`, `a@.@b`, `d@@.x` are one token). Read once from the right (a
+/// token of 40,000 characters of `a@b.` took 0.12 s when each `@` searched to the end, and
+/// 40,000 of `a@.b` 0.28 s when each token read the run again): `next` is the first such
+/// period after the position, and a period right after an `@` ends its host part at once.
+fn read_email_run(b: &[char], start: usize, stop: usize) -> EmailRun {
+    let mut best = vec![0; stop - start];
+    let mut farthest = 0;
+    let mut next = None;
+    for p in (start..stop).rev() {
+        if b[p] == '@' {
+            let j = if p + 1 < stop && b[p + 1] == '.' {
+                p + 1
+            } else {
+                next.unwrap_or(stop)
+            };
+            if j > p + 1 {
+                farthest = farthest.max(j + 1);
             }
-            best[p - start] = farthest;
+        } else if b[p] == '.' && p > start && (b[p - 1] == '.' || p + 1 == stop || b[p + 1] == '.')
+        {
+            next = Some(p);
         }
-        EmailRun { start, stop, best }
+        best[p - start] = farthest;
     }
+    EmailRun { start, stop, best }
 }
 
 impl Lexer<'_> {
@@ -84,7 +73,7 @@ impl Lexer<'_> {
             return None;
         }
         // A run up to the next terminator is asked about from each token in it, so it is read
-        // once ([`EmailRun`]); a later start inside it finds its answer there.
+        // once ([`read_email_run`]); a later start inside it finds its answer there.
         let run = &self.email_run;
         if !(run.start <= j && j < run.stop) {
             let mut stop = j;
@@ -97,7 +86,7 @@ impl Lexer<'_> {
                 self.no_at_before = stop;
                 return None;
             }
-            self.email_run = EmailRun::read(b, j, stop);
+            self.email_run = read_email_run(b, j, stop);
         }
         let run = &self.email_run;
         let best = run.best[j - run.start];
