@@ -239,7 +239,6 @@ fn tokenizer(c: &mut Criterion, images: &[Image]) {
     g.bench_function("ptb_reference_captions", |b| {
         b.iter(|| ptb::tokenize_stream(black_box(&captions)))
     });
-    g.finish();
     // Captions of the service's longest (10,000 characters) made of one repeated piece: the
     // rules that looked at a whole word (or run) again at every join made these quadratic
     // (up to 0.3 s a caption); each should take about as long as 10,000 characters of text.
@@ -260,9 +259,7 @@ fn tokenizer(c: &mut Criterion, images: &[Image]) {
         .iter()
         .map(|p| p.repeat(10_000 / p.chars().count()))
         .collect();
-    let mut g = c.benchmark_group("tokenizer");
     g.sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .throughput(Throughput::Elements(long.len() as u64));
     g.bench_function("ptb_long_repeated_pieces", |b| {

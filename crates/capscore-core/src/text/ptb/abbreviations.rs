@@ -582,7 +582,7 @@ impl Lexer<'_> {
             && (is_alnum(prev) || prev == ';')
             && (is_letter(b[i]) || letter_entity_len(b, i, end) > 0)
             && !s.numeric_sep
-            && s.plain_through(b, j)
+            && s.prefix(b, j).plain
             && (!breaks_before_letter(&b[i..j])
                 || abbr_letter_goes_on(b, j + 2, end)
                 || (j == i + 2

@@ -131,18 +131,7 @@ impl Lexer<'_> {
         tmp.extend_from_slice(&b[j + 6..stop]);
         let n = tmp.len();
         tmp.extend([' ', 'x']);
-        let mut lx = Lexer {
-            buf: &tmp,
-            end: tmp.len(),
-            out: String::new(),
-            no_at_before: 0,
-            no_dotcom_before: 0,
-            measuring: true,
-            run: std::cell::Cell::new((0, 0, '\0')),
-            host_run: std::cell::Cell::new((0, 0)),
-            acronym_run: std::cell::Cell::default(),
-            email_run: Default::default(),
-        };
+        let mut lx = Lexer::new(&tmp, tmp.len(), String::new(), true);
         let core = j - i;
         // Tokens that end before the apostrophe are emitted as lexed (`do` of `don't`).
         let (mut s, mut e) = (0, lx.step(0));

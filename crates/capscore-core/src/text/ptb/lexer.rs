@@ -46,6 +46,25 @@ pub(super) struct EmailRun {
     pub(super) best: Vec<usize>,
 }
 
+impl<'a> Lexer<'a> {
+    /// A lexer of `buf[..end]` with nothing emitted and nothing kept yet; `measuring` as for
+    /// [`Lexer::longer_than_word`].
+    pub(super) fn new(buf: &'a [char], end: usize, out: String, measuring: bool) -> Lexer<'a> {
+        Lexer {
+            buf,
+            end,
+            out,
+            no_at_before: 0,
+            no_dotcom_before: 0,
+            measuring,
+            run: Cell::new((0, 0, '\0')),
+            host_run: Cell::new((0, 0)),
+            acronym_run: Cell::default(),
+            email_run: EmailRun::default(),
+        }
+    }
+}
+
 impl Lexer<'_> {
     pub(super) fn at(&self, i: usize) -> Option<char> {
         if i < self.end {
@@ -294,18 +313,7 @@ impl Lexer<'_> {
     /// characters from `i` (the longer match wins: `www.x2.AYı`, `www.a.coé`, `D.C.`,
     /// `2.x.-o` are words).
     pub(super) fn longer_than_word(&self, i: usize, n: usize) -> Option<usize> {
-        let mut lx = Lexer {
-            buf: self.buf,
-            end: self.end,
-            out: String::new(),
-            no_at_before: 0,
-            no_dotcom_before: 0,
-            measuring: true,
-            run: std::cell::Cell::new((0, 0, '\0')),
-            host_run: std::cell::Cell::new((0, 0)),
-            acronym_run: std::cell::Cell::default(),
-            email_run: Default::default(),
-        };
+        let mut lx = Lexer::new(self.buf, self.end, String::new(), true);
         (lx.word(i) <= i + n).then_some(n)
     }
 }

@@ -247,18 +247,7 @@ pub fn ptb_line(caption: &str, next: Option<&str>) -> String {
             }
         }
     }
-    let mut lx = Lexer {
-        buf: &buf,
-        end,
-        out: String::with_capacity(line.len() + 8),
-        no_at_before: 0,
-        no_dotcom_before: 0,
-        measuring: false,
-        run: std::cell::Cell::new((0, 0, '\0')),
-        host_run: std::cell::Cell::new((0, 0)),
-        acronym_run: std::cell::Cell::default(),
-        email_run: Default::default(),
-    };
+    let mut lx = Lexer::new(&buf, end, String::with_capacity(line.len() + 8), false);
     lx.run();
     lx.out
 }

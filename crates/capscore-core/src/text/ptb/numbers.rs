@@ -319,7 +319,7 @@ impl Lexer<'_> {
         let ok = is_digit(prev)
             && is_digit(nx)
             && (!s.has_letter || s.numeric_sep)
-            && !s.joined_after_first(self.buf, s.j);
+            && !s.prefix(self.buf, s.j).joined_after_first;
         s.numeric_sep |= ok;
         ok
     }
@@ -327,8 +327,10 @@ impl Lexer<'_> {
     /// `,` or `:` between digits of a letterless number (`1,000`, `12:30`), not after a `-`
     /// or `_` join (`3-7,4` → `3-7 ,4`, `12-34:56`), observed.
     pub(super) fn number_separator_join(&self, s: &mut WordScan, prev: char, nx: char) -> bool {
-        let ok =
-            is_digit(prev) && is_digit(nx) && !s.has_letter && !s.joined_after_first(self.buf, s.j);
+        let ok = is_digit(prev)
+            && is_digit(nx)
+            && !s.has_letter
+            && !s.prefix(self.buf, s.j).joined_after_first;
         s.numeric_sep |= ok;
         ok
     }

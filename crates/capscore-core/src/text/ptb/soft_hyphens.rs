@@ -18,16 +18,9 @@ impl Lexer<'_> {
     /// otherwise it is `-` unless a letter or digit follows (after more soft hyphens), or `!`
     /// / `?` and a letter (`\u{AD}?U` → `?u`), observed. `None`: the word rule takes it.
     pub(super) fn soft_hyphen_alone(&mut self, i: usize) -> Option<usize> {
-        // (a run of soft hyphens is a token per hyphen: its length is kept, see `run_len`)
-        let k = if self.buf[i] == '\u{AD}' {
-            i + self.run_len(i, '\u{AD}')
-        } else {
-            let mut k = i + 1;
-            while k < self.end && self.buf[k] == '\u{AD}' {
-                k += 1;
-            }
-            k
-        };
+        // (called at a soft hyphen; a run of them is a token per hyphen, so its length is
+        // kept: see `run_len`)
+        let k = i + self.run_len(i, '\u{AD}');
         if self.at(k) == Some('.') {
             let piece = |q: usize| {
                 if q >= self.end {

@@ -59,22 +59,24 @@ pub(super) struct WordScan {
     pub(super) shy_ascii: bool,
     /// A `_` or U+2010-like join was made.
     pub(super) joined_other: bool,
-    /// [`WordScan::plain_through`]'s answer for `b[i..plain_upto]`.
-    plain: bool,
-    plain_upto: usize,
-    /// [`WordScan::joined_after_first`]'s answer for `b[i + 1..joined_upto]`.
-    joined: bool,
-    joined_upto: usize,
-    /// Facts about `b[i..prefix.upto]` for [`Lexer::hyphen_join`] (see [`WordScan::prefix`]).
+    /// Facts about `b[i..prefix.upto]` for the join rules (see [`WordScan::prefix`]).
     prefix: Prefix,
 }
 
-/// Facts about a word's characters so far, kept up to date as the word grows: a join rule is
-/// asked at each `-` or `_`, and reading the whole word each time made a caption of 40,000
-/// characters of `a-` take 0.24 s.
+/// Facts about a word's characters so far, kept up to date as the word grows: the join rules
+/// are asked at each `-`, `_`, period or number separator, and reading the whole word each
+/// time made a caption of 40,000 characters of `a-` take 0.24 s, of `a.` 0.56 s and of `1,`
+/// 0.28 s.
 #[derive(Clone, Copy)]
 pub(super) struct Prefix {
     upto: usize,
+    /// Characters read so far.
+    len: usize,
+    /// Only letters, digits, `.`, `!`, `?`, `&` and `;` (a period join's word).
+    pub(super) plain: bool,
+    /// A `-`, `_` or U+2010-like hyphen after the first character (no number separator
+    /// joins after it).
+    pub(super) joined_after_first: bool,
     /// A soft hyphen.
     pub(super) shy: bool,
     /// A `.`.
@@ -100,6 +102,9 @@ impl Prefix {
     fn new(i: usize) -> Prefix {
         Prefix {
             upto: i,
+            len: 0,
+            plain: true,
+            joined_after_first: false,
             shy: false,
             dot: false,
             ascii_part: true,
@@ -114,6 +119,9 @@ impl Prefix {
     }
 
     fn push(&mut self, x: char) {
+        self.plain &= is_alnum(x) || matches!(x, '.' | '!' | '?' | '&' | ';');
+        self.joined_after_first |= self.len > 0 && (matches!(x, '-' | '_') || is_hyph2(x));
+        self.len += 1;
         self.shy |= x == '\u{AD}';
         self.dot |= x == '.';
         self.ascii_part &= x.is_ascii_alphanumeric() || matches!(x, '\u{AD}' | '-' | '.');
@@ -203,10 +211,6 @@ impl WordScan {
             has_entity: false,
             shy_ascii: false,
             joined_other: false,
-            plain: true,
-            plain_upto: i,
-            joined: false,
-            joined_upto: i + 1,
             prefix: Prefix::new(i),
         }
     }
@@ -221,40 +225,6 @@ impl WordScan {
         }
         self.prefix.upto = j;
         self.prefix
-    }
-
-    /// True when `b[i + 1..j]` holds a `-`, a `_` or a U+2010-like hyphen. Asked at each
-    /// number separator, so each call reads only what was taken since the last one (a word of
-    /// 40,000 characters of `1,` took 0.28 s when every call read the whole word).
-    pub(super) fn joined_after_first(&mut self, b: &[char], j: usize) -> bool {
-        if j < self.joined_upto {
-            self.joined = false;
-            self.joined_upto = self.i + 1;
-        }
-        if !self.joined && self.joined_upto < j {
-            self.joined = b[self.joined_upto..j]
-                .iter()
-                .any(|&x| matches!(x, '-' | '_') || is_hyph2(x));
-        }
-        self.joined_upto = self.joined_upto.max(j);
-        self.joined
-    }
-
-    /// True when `b[i..j]` holds only letters, digits, `.`, `!`, `?`, `&` and `;`. Asked at
-    /// each period of a word, so each call checks only what was taken since the last one
-    /// (a word of 40,000 `a.` took 0.56 s when every call read the whole word).
-    pub(super) fn plain_through(&mut self, b: &[char], j: usize) -> bool {
-        if j < self.plain_upto {
-            self.plain = true;
-            self.plain_upto = self.i;
-        }
-        if self.plain {
-            self.plain = b[self.plain_upto..j]
-                .iter()
-                .all(|&c| is_alnum(c) || matches!(c, '.' | '!' | '?' | '&' | ';'));
-        }
-        self.plain_upto = j;
-        self.plain
     }
 }
 
