@@ -36,7 +36,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 def translated(f: F) -> F:
     """Public entry points raise only :class:`CapscoreError`: a ``TypeError`` or
     ``OverflowError`` from the native extension or from Python's own checks becomes a
-    :class:`CapscoreTypeError` with the original message (chained)."""
+    :class:`CapscoreTypeError` with the original message (chained), and a text that is not
+    valid Unicode (an unpaired surrogate, which has no UTF-8 form) a :class:`CapscoreError`
+    with code ``invalid_format``."""
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -46,5 +48,10 @@ def translated(f: F) -> F:
             raise
         except (TypeError, OverflowError) as e:
             raise CapscoreTypeError(f"{f.__qualname__}: {e}", "invalid_format") from e
+        except UnicodeEncodeError as e:
+            raise CapscoreError(
+                f"{f.__qualname__}: a text is not valid Unicode ({e.reason}: {e.object[e.start:e.end]!r})",
+                "invalid_format",
+            ) from e
 
     return wrapper  # type: ignore[return-value]

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import os
 import pickle
+import threading
 from typing import Any, Dict, Hashable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _capscore
-from ._errors import CapscoreError, translated
+from ._errors import CapscoreError, CapscoreTypeError, translated
 
 
 class _DfUnpickler(pickle.Unpickler):
@@ -100,6 +101,26 @@ def _count(key: Any, value: Any) -> float:
     return float(value)
 
 
+def _integers(value: Any, what: str) -> np.ndarray:
+    """``value`` as a C-contiguous int64 array: integers only (a float, a bool or an object
+    that is not an integer is refused rather than truncated: a token id of 3.7 is a bug)."""
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as e:
+        raise CapscoreTypeError(f"{what} must be integers: {e}", "invalid_format") from None
+    if arr.dtype.kind == "O":
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in arr.flat):
+            raise CapscoreTypeError(f"{what} must be integers", "invalid_format")
+    elif arr.dtype.kind not in "iu":
+        raise CapscoreTypeError(f"{what} must be integers, got dtype {arr.dtype}", "invalid_format")
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+        raise CapscoreTypeError(f"{what}: {int(arr.max())} is out of range for int64", "invalid_format")
+    try:
+        return np.ascontiguousarray(arr, dtype=np.int64)
+    except OverflowError as e:
+        raise CapscoreTypeError(f"{what}: {e}", "invalid_format") from None
+
+
 class CiderD:
     """CIDEr-D rewards with a fixed document-frequency table.
 
@@ -147,6 +168,10 @@ class CiderD:
                 "invalid_format",
             )
         self._index: Dict[Hashable, int] = {}
+        # One call at a time on this scorer: a score sees one whole set of references and the
+        # ids that go with it, never the native references of one `set_references` with the
+        # ids of another (threads waiting here release the GIL).
+        self._lock = threading.RLock()
 
     @property
     def ln_ref_len(self) -> float:
@@ -165,8 +190,9 @@ class CiderD:
             index = {}
             lists = [_reference_list(i, v) for i, v in enumerate(references)]
         # The ids change only with the references: a refused call leaves both as they were.
-        self._scorer.set_references(lists)
-        self._index = index
+        with self._lock:
+            self._scorer.set_references(lists)
+            self._index = index
 
     def _positions(self, image_ids: Sequence[Hashable]) -> List[int]:
         if not self._index:
@@ -182,7 +208,9 @@ class CiderD:
     ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
         """CIDEr-D of each candidate text against its image's references (float64 array);
         with ``bleu4=True`` also the per-image BLEU-4 (pycocoevalcap's), as a pair."""
-        cider, bleu = self._scorer.score(list(candidates), self._positions(image_ids), bleu4=bleu4)
+        candidates = list(candidates)
+        with self._lock:
+            cider, bleu = self._scorer.score(candidates, self._positions(image_ids), bleu4=bleu4)
         return (cider, bleu) if bleu4 else cider
 
     @translated
@@ -193,23 +221,28 @@ class CiderD:
         belongs to reference position ``image_index[b]``. A row ends at its first ``eos_id``,
         which stays part of the sentence (self-critical.pytorch's ``array_to_str`` keeps the
         0); a row without it is used whole."""
-        arr = np.ascontiguousarray(np.asarray(ids), dtype=np.int64)
+        arr = _integers(ids, "ids")
         if arr.ndim != 2:
             raise CapscoreError(f"ids must be a 2-D array, got {arr.ndim}-D", "invalid_format")
-        index = [int(i) for i in np.asarray(image_index).reshape(-1)]
-        cider, bleu = self._scorer.score_ids(arr, index, eos_id=int(eos_id), bleu4=bleu4)
+        index = _integers(image_index, "image_index").reshape(-1).tolist()
+        if not isinstance(eos_id, (int, np.integer)) or isinstance(eos_id, (bool, np.bool_)):
+            raise CapscoreTypeError(f"eos_id must be one integer, got {eos_id!r}", "invalid_format")
+        with self._lock:
+            cider, bleu = self._scorer.score_ids(arr, index, eos_id=int(eos_id), bleu4=bleu4)
         return (cider, bleu) if bleu4 else cider
 
     @translated
     def compute_score(self, gts: Mapping[Hashable, Sequence[str]], res: Sequence[Mapping[str, Any]]) -> Tuple[float, np.ndarray]:
         """self-critical.pytorch's call: ``gts`` ``{id: [reference, ...]}``, ``res`` a list of
         ``{"image_id": id, "caption": [candidate]}``; returns ``(mean, scores)``."""
-        self.set_references(gts)
         cands = []
         for r in res:
             cap = r["caption"]
             if not isinstance(cap, list) or len(cap) != 1:
                 raise CapscoreError("each res caption must be a list of one string", "invalid_format")
             cands.append(cap[0])
-        scores = self.score(cands, [r["image_id"] for r in res])
+        ids = [r["image_id"] for r in res]
+        with self._lock:  # these references for these candidates, whatever other threads do
+            self.set_references(gts)
+            scores = self.score(cands, ids)
         return float(np.mean(scores)), scores

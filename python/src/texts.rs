@@ -63,7 +63,11 @@ impl GtsRes {
             texts: Vec::new(),
             starts: Vec::with_capacity(gts.len() + 1),
         };
-        for (key, refs) in gts.iter() {
+        // The items first: looking a key up in `res` runs its `__hash__` / `__eq__`, which may
+        // change `gts`, and iterating a dict that changes size panics (a copy of the items does
+        // not change; the captions read are the ones the copy holds).
+        let items: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = gts.iter().collect();
+        for (key, refs) in items {
             let Some(hypo) = res.get_item(&key)? else {
                 return Ok(None);
             };
@@ -84,6 +88,10 @@ impl GtsRes {
             }
         }
         out.starts.push(out.texts.len());
+        if gts.len() != out.len() || res.len() != out.len() {
+            // A key's `__hash__` / `__eq__` changed a dict: the general path takes it.
+            return Ok(None);
+        }
         Ok(Some(out))
     }
 

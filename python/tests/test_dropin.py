@@ -180,3 +180,51 @@ def test_native_spice_warns_once_naming_the_agreement_figures():
     spice = [w for w in seen if issubclass(w.category, _common.NativeSpiceWarning)]
     assert len(spice) == 1, [str(w.message) for w in seen]
     assert "docs/fidelity.md" in str(spice[0].message)
+
+
+class _MutatingKey:
+    """An image id whose ``__hash__`` adds images to ``target`` while armed: hostile input that
+    changes a dict the scorer is reading."""
+
+    armed = False
+
+    def __init__(self, i, target=None):
+        self.i, self.target = i, target
+
+    def __hash__(self):
+        if _MutatingKey.armed and self.target is not None:
+            for j in range(20):
+                self.target[("added", self.i, j)] = ["a b"]
+        return hash(self.i)
+
+    def __eq__(self, other):
+        return isinstance(other, _MutatingKey) and other.i == self.i
+
+
+@pytest.mark.parametrize("scorer", [lambda: Bleu(4), Rouge, Cider])
+def test_dict_changed_by_a_key_is_an_error_not_a_panic(scorer):
+    """A key whose hash changes ``gts`` while the scorer reads it gets a Python error (or a
+    score of the dict as it was), never a PanicException from the native side."""
+    from capscore import CapscoreError
+
+    gts, res = {}, {}
+    for i in range(10):
+        gts[_MutatingKey(i, gts)] = ["a cat sits", "a dog"]
+        res[_MutatingKey(i)] = ["a cat"]
+    _MutatingKey.armed = True
+    try:
+        scorer().compute_score(gts, res)
+    except (CapscoreError, RuntimeError) as e:
+        assert type(e).__name__ != "PanicException"
+    finally:
+        _MutatingKey.armed = False
+
+
+@pytest.mark.parametrize("scorer", [lambda: Bleu(4), Rouge, Cider])
+def test_text_that_is_not_unicode_is_a_coded_error(scorer):
+    """A caption with an unpaired surrogate (no UTF-8 form) is a CapscoreError with a code."""
+    from capscore import CapscoreError
+
+    with pytest.raises(CapscoreError) as e:
+        scorer().compute_score({1: ["a \udc80 b", "a b"]}, {1: ["a b"]})
+    assert e.value.code == "invalid_format" and "surrogate" in str(e.value)

@@ -274,3 +274,65 @@ def test_a_df_key_must_be_words(tmp_path):
         assert e.value.code == "invalid_format"
     # Words given as integers (tables built from token ids) still load.
     assert CiderD(df={"document_frequency": {(1, 2): 1, (3,): 2}, "ref_len": 10}).ln_ref_len > 0
+
+
+def test_score_ids_takes_integers_only():
+    """A float, bool or non-integer object array of ids is refused with a coded error, not
+    truncated; integer arrays of any width and lists of ints score the same."""
+    refs = [["1 2 3 0", "1 2 4 0"], ["5 6 0"]]
+    scorer = CiderD(df={i: r for i, r in enumerate(refs)}, tokenize=False)
+    scorer.set_references(refs)
+    arr = np.array([[1, 2, 3, 0], [5, 6, 0, 9]], dtype=np.int64)
+    got = scorer.score_ids(arr, [0, 1])
+    assert np.array_equal(scorer.score_ids(arr.astype(np.uint16), np.array([0, 1])), got)
+    assert np.array_equal(scorer.score_ids(arr.tolist(), [0, 1]), got)
+    assert np.array_equal(scorer.score_ids(arr.astype(object), [0, 1]), got)
+    for bad in (arr + 0.5, arr.astype(bool), np.array([[1, "a"], [2, 3]], dtype=object),
+                np.array([[2**64 - 1, 0]], dtype=np.uint64)):
+        with pytest.raises(CapscoreError) as e:
+            scorer.score_ids(bad, [0] * len(bad))
+        assert e.value.code == "invalid_format" and isinstance(e.value, TypeError)
+    with pytest.raises(CapscoreError):
+        scorer.score_ids(arr, [0.5, 1])
+    with pytest.raises(CapscoreError):
+        scorer.score_ids(arr, [0, 1], eos_id=0.5)
+
+
+def test_concurrent_set_references_and_score_stay_consistent():
+    """Threads that score while another replaces the references get, per call, the scores of
+    one whole reference set (never a mix, never a borrow error)."""
+    import threading
+
+    a = {i: [f"a dog number {i} runs", "a dog runs"] for i in range(40)}
+    b = {i: [f"a cat number {i} sleeps", "a cat sleeps"] for i in range(40)}
+    scorer = CiderD(df={**{("a", i): v for i, v in a.items()}, **{("b", i): v for i, v in b.items()}},
+                    tokenize=False)
+    cands = [f"a dog number {i} runs" for i in range(40)]
+    ids = list(range(40))
+    scorer.set_references(a)
+    want_a = scorer.score(cands, ids)
+    scorer.set_references(b)
+    want_b = scorer.score(cands, ids)
+    assert not np.array_equal(want_a, want_b)
+    errors, seen = [], []
+    stop = threading.Event()
+
+    def setter():
+        for k in range(300):
+            scorer.set_references(a if k % 2 else b)
+        stop.set()
+
+    def reader():
+        try:
+            while not stop.is_set():
+                got = scorer.score(cands, ids)
+                seen.append(np.array_equal(got, want_a) or np.array_equal(got, want_b))
+        except BaseException as e:  # noqa: BLE001 - any error fails the test
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=setter)] + [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and seen and all(seen)
