@@ -607,3 +607,29 @@ proptest! {
         }
     }
 }
+
+/// Words thousands of characters long in the shapes whose rules used to read the whole run
+/// again at each token (file names, dot-hyphen chains, the measuring lexer, `<?…>` tags,
+/// U+2010 joins after a period join): the rules now keep what they learned about the run, and
+/// the tokens must stay the reference's (short and 600-character captions, one stream).
+#[test]
+fn long_runs_keep_the_reference_tokens() {
+    let v = read_json("long_runs.json");
+    let stream = v["stream"].as_array().unwrap();
+    let raw: Vec<&str> = stream.iter().map(|e| e["raw"].as_str().unwrap()).collect();
+    let got = ptb::tokenize_stream(&raw);
+    let mut bad = Vec::new();
+    for (k, e) in stream.iter().enumerate() {
+        if got[k] != e["tokenized"].as_str().unwrap() {
+            bad.push(format!(
+                "{:?}: got {:?} want {}",
+                raw[k], got[k], e["tokenized"]
+            ));
+        }
+    }
+    assert!(
+        raw.iter().any(|r| r.chars().count() >= 600),
+        "the fixture holds long runs"
+    );
+    report("long runs", &bad, raw.len());
+}

@@ -254,6 +254,9 @@ fn tokenizer(c: &mut Criterion, images: &[Image]) {
         "a\u{2010}",
         "www.a.",
         "a.1",
+        "x_;",
+        "?x<",
+        "é‐",
     ];
     let long: Vec<String> = pieces
         .iter()

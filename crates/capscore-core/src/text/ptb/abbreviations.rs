@@ -235,7 +235,21 @@ pub(super) fn is_acronym(core: &[char]) -> bool {
 /// followed by `-`) and then by hyphens, holding at least one hyphen (observed: `a.5-6`,
 /// `t,-3`, `w..-t`, `1.2.3-4`, `3.5-4` of `3.5-4.5`); periods never follow a hyphen, and a
 /// first part that is a sentence-end abbreviation (`etc.-a`) does not start one.
-pub(super) fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> {
+///
+/// `no_hyphen` keeps the last chain of parts and separators found to hold no hyphen,
+/// `(start, end)`: from any place in it the result is `None`, as the walk from there meets the
+/// same parts (a chain is asked about at each of its parts: `a.1a.1a.1…` is a token per part,
+/// and walking it again each time took its length squared, 20,000 characters 0.4 s).
+pub(super) fn dot_hyphen_end(
+    b: &[char],
+    i: usize,
+    end: usize,
+    no_hyphen: &Cell<(usize, usize)>,
+) -> Option<usize> {
+    let (from, to) = no_hyphen.get();
+    if from <= i && i < to {
+        return None;
+    }
     // (soft hyphens inside a part are deleted letters: `e\u{AD}.-5` → `e.-5`)
     // (after a hyphen a part may start with them, or be only them: `2,-\u{AD}3` → `2,-3`,
     // `2,-\u{AD}` → `2,-`, `x.-a-\u{AD}` → `x.-a-`, observed)
@@ -362,6 +376,7 @@ pub(super) fn dot_hyphen_end(b: &[char], i: usize, end: usize) -> Option<usize> 
         hy = true;
     }
     if !hy {
+        no_hyphen.set((i, k));
         return None;
     }
     // (any last part of letters and digits: `c.-in.,` → `c.-in.` `,`, `S.-no.:`, `v.-7.、`;
@@ -387,8 +402,8 @@ impl Lexer<'_> {
         j: usize,
         frac: Option<usize>,
     ) -> Option<usize> {
-        let q =
-            dot_hyphen_end(self.buf, i, self.end).filter(|&q| q > j.max(i + frac.unwrap_or(0)))?;
+        let q = dot_hyphen_end(self.buf, i, self.end, &self.dot_run)
+            .filter(|&q| q > j.max(i + frac.unwrap_or(0)))?;
         let t = self.buf[i..q].to_vec();
         self.emit_lower(&t);
         Some(q)
@@ -518,7 +533,7 @@ impl Lexer<'_> {
         let lw = java_lower(&w);
         let acro = is_acronym(core);
         if acro {
-            if acro_break(b, j) {
+            if acro_break(b, j, &self.gt_scan) {
                 if core.len() == 1 {
                     self.emit_lower(core);
                     self.emit(".");
@@ -549,7 +564,8 @@ impl Lexer<'_> {
                 let mut t = core.to_vec();
                 t.push('.');
                 self.emit_lower(&t);
-                if !abbrev_keep(b, j) && !b.get(j + 1).is_some_and(|&c| is_alnum(c)) {
+                if !abbrev_keep(b, j, &self.gt_scan) && !b.get(j + 1).is_some_and(|&c| is_alnum(c))
+                {
                     self.emit(".");
                 }
                 return Some(j + 1);

@@ -4,6 +4,8 @@
 //! `\*` is a token (in threes); the escaped slash `\/` joins words like `/` does (see
 //! `words.rs`).
 
+use std::cell::Cell;
+
 use super::classes::{java_lower, lower_eq_at};
 use super::lexer::Lexer;
 
@@ -16,7 +18,17 @@ use super::lexer::Lexer;
 /// quotes, which may hold anything but its quote and a line break), then `␣*/?␣*>`. `NAME`
 /// is an ASCII letter, then ASCII letters, digits, `_ - . :`. (`<a href="x">`, `<a b/>`,
 /// `<a/ >` are tags; `<a b=c>`, `<T,>`, `<a/b>`, `</a b>`, `<a b="c"d>` are not.)
-pub(super) fn sgml_len(buf: &[char], i: usize, end: usize) -> Option<usize> {
+///
+/// `gt` keeps the last scan for the `>` of `<!…>` / `<?…>`: `(from, to)`, where `to` is the
+/// first `>` or line break at or after every place in `from..=to` (`buf.len()`: none). A
+/// caption of `<?x` repeated asks at each `<`, and scanning to the end again each time took its
+/// length squared (80,000 characters 0.8 s).
+pub(super) fn sgml_len(
+    buf: &[char],
+    i: usize,
+    end: usize,
+    gt: &Cell<(usize, usize)>,
+) -> Option<usize> {
     let mut j = i + 1;
     if j < end && matches!(buf[j], '!' | '?') {
         j += 1;
@@ -24,14 +36,17 @@ pub(super) fn sgml_len(buf: &[char], i: usize, end: usize) -> Option<usize> {
         if j >= end || !(buf[j].is_ascii_alphabetic() || buf[j] == '-') {
             return None;
         }
-        while j < end {
-            match buf[j] {
-                '>' => return Some(j + 1 - i),
-                '\n' => return None,
-                _ => j += 1,
-            }
-        }
-        return None;
+        let (from, to) = gt.get();
+        let k = if from <= j && j <= to {
+            to
+        } else {
+            let k = (j..buf.len())
+                .find(|&k| matches!(buf[k], '>' | '\n'))
+                .unwrap_or(buf.len());
+            gt.set((j, k));
+            k
+        };
+        return (k < end && buf[k] == '>').then(|| k + 1 - i);
     }
     let name = |mut j: usize| -> Option<usize> {
         if !(j < end && buf[j].is_ascii_alphabetic()) {
@@ -124,7 +139,7 @@ impl Lexer<'_> {
             self.emit(&java_lower(&t));
             return i + n;
         }
-        if let Some(n) = sgml_len(self.buf, i, self.end) {
+        if let Some(n) = sgml_len(self.buf, i, self.end, &self.gt_scan) {
             let t = self.buf[i..i + n].to_vec();
             self.emit_lower(&t);
             return i + n;

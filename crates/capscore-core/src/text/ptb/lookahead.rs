@@ -4,6 +4,8 @@
 //! (spec COCO §3.6): [`following_text`] builds that context, [`lookahead_class`] reduces it to
 //! a small cache key, and [`abbrev_keep`] / [`acro_break`] are the observed decisions.
 
+use std::cell::Cell;
+
 use super::classes::{is_digit, is_space, is_trail_space, is_upper};
 use super::escapes::sgml_len;
 
@@ -88,12 +90,13 @@ pub fn lookahead_class(next: Option<&str>) -> LookaheadClass {
         .into_iter()
         .chain(sanitize(next).chars())
         .collect();
-    if acro_break(&buf, 0) {
+    let gt = Cell::new((usize::MAX, 0));
+    if acro_break(&buf, 0, &gt) {
         return LookaheadClass::BreakStarter;
     }
     match buf.get(2) {
         Some(c) if c.is_ascii_digit() || is_digit(*c) => LookaheadClass::Digit,
-        _ if abbrev_keep(&buf, 0) => LookaheadClass::Plain,
+        _ if abbrev_keep(&buf, 0, &gt) => LookaheadClass::Plain,
         _ => LookaheadClass::Break,
     }
 }
@@ -150,10 +153,12 @@ pub(super) const SENT_START: &[&str] = &[
 /// `.` at `buf[p]` ends an abbreviation: does what follows make it a sentence end for the
 /// extra-period abbreviations? (kept without extra only when exactly one whitespace follows and
 /// then a character that is not whitespace, not upper case and not an SGML tag).
-pub(super) fn abbrev_keep(buf: &[char], p: usize) -> bool {
+pub(super) fn abbrev_keep(buf: &[char], p: usize, gt: &Cell<(usize, usize)>) -> bool {
     match (buf.get(p + 1), buf.get(p + 2)) {
         (Some(&s), Some(&c)) if is_space(s) => {
-            !(is_space(c) || is_upper(c) || (c == '<' && sgml_len(buf, p + 2, buf.len()).is_some()))
+            !(is_space(c)
+                || is_upper(c)
+                || (c == '<' && sgml_len(buf, p + 2, buf.len(), gt).is_some()))
         }
         _ => false,
     }
@@ -161,7 +166,7 @@ pub(super) fn abbrev_keep(buf: &[char], p: usize) -> bool {
 
 /// After the period at `buf[p]` (single letter or acronym), is there whitespace then a sentence
 /// starter word (followed by whitespace or end) or an SGML tag?
-pub(super) fn acro_break(buf: &[char], p: usize) -> bool {
+pub(super) fn acro_break(buf: &[char], p: usize, gt: &Cell<(usize, usize)>) -> bool {
     let mut q = p + 1;
     // Observed: U+200B, U+202F (and the other non-trailing spaces) do not count here
     // (`d.\u{200B}The` keeps the period).
@@ -177,7 +182,7 @@ pub(super) fn acro_break(buf: &[char], p: usize) -> bool {
         return false;
     }
     if buf[q] == '<' {
-        return sgml_len(buf, q, buf.len())
+        return sgml_len(buf, q, buf.len(), gt)
             .is_some_and(|n| q + n >= buf.len() || is_trail_space(buf[q + n]));
     }
     let mut r = q;

@@ -17,6 +17,16 @@ pub(super) fn is_email_stop(c: char) -> bool {
     )
 }
 
+/// True when `ext` (ASCII letters and digits) is one of [`FILE_EXT`], in any case.
+fn is_file_ext(ext: &[char]) -> bool {
+    FILE_EXT.iter().any(|x| {
+        x.len() == ext.len()
+            && x.bytes()
+                .zip(ext)
+                .all(|(a, &c)| c.to_ascii_lowercase() == char::from(a))
+    })
+}
+
 /// File-name extensions (observed: each probed as `a\u{AD}b.EXT`, where only a file name keeps
 /// the soft hyphen; all one- and two-letter extensions and ~150 common longer ones were tried).
 pub(super) const FILE_EXT: &[&str] = &[
@@ -177,10 +187,27 @@ impl Lexer<'_> {
                 letter_entity_len(b, q, self.end)
             }
         };
-        let mut q = i + name_len(i);
-        if q == i {
+        let first = name_len(i);
+        if first == 0 {
             return None;
         }
+        // A run is asked about at each of its parts (`a.1a.1a.1…` is a token per part, and the
+        // scan and the extensions took its length squared: 10,000 characters 0.75 s): the scan
+        // from any place it stepped on ends where the whole run's did, and the file name found
+        // from `i` is the one with the last good period after `i`, so one scan per run serves
+        // every place on its grid.
+        let run = &self.file_run;
+        if run.start.get() <= i && i < run.end.get() {
+            let grid = run.grid.borrow();
+            if grid.is_empty() || grid[i - run.start.get()] {
+                return (run.period.get() > i).then(|| run.name_end.get());
+            }
+        }
+        let mut q = i + first;
+        // Where the scan first stepped over an entity (every place before it was stepped on),
+        // and the places it stepped on from there.
+        let mut multi_from = if first > 1 { Some(i) } else { None };
+        let mut steps: Vec<usize> = Vec::new();
         // (marks only where they are letters: `S\u{20DD}.c` → `s` `.` `c`, observed)
         while q < self.end {
             let n = if b[q] == '.' && b[q - 1] != '.' {
@@ -190,6 +217,12 @@ impl Lexer<'_> {
             };
             if n == 0 {
                 break;
+            }
+            if multi_from.is_some() {
+                steps.push(q);
+            } else if n > 1 {
+                multi_from = Some(q);
+                steps.push(q);
             }
             q += n;
         }
@@ -201,7 +234,7 @@ impl Lexer<'_> {
             }
             is_trail_space(b[e]) || matches!(b[e], '.' | ',' | '!' | '?')
         };
-        (i + 1..q).rev().find_map(|p| {
+        let found = (i + 1..q).rev().find_map(|p| {
             if b[p] != '.' {
                 return None;
             }
@@ -212,9 +245,23 @@ impl Lexer<'_> {
             if e == p + 1 || (e < q && b[e] != '.') || !follower_ok(e) {
                 return None;
             }
-            let ext: String = b[p + 1..e].iter().map(|c| c.to_ascii_lowercase()).collect();
-            FILE_EXT.contains(&ext.as_str()).then_some(e)
-        })
+            is_file_ext(&b[p + 1..e]).then_some((p, e))
+        });
+        run.start.set(i);
+        run.end.set(q);
+        run.period.set(found.map_or(0, |f| f.0));
+        run.name_end.set(found.map_or(0, |f| f.1));
+        let mut grid = run.grid.borrow_mut();
+        grid.clear();
+        if let Some(m) = multi_from {
+            // Steps over entities: only the places stepped on share the scan.
+            grid.resize(q - i, false);
+            grid[..m - i].fill(true);
+            for s in steps {
+                grid[s - i] = true;
+            }
+        }
+        found.map(|f| f.1)
     }
 
     /// `www.` (any case), a host part holding a symbol, a period and a top-level domain of two

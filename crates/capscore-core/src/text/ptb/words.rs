@@ -270,7 +270,7 @@ impl Lexer<'_> {
             || (s.date_tail && (!is_digit(c) || j >= s.date_tail_from + 4))
             // Observed: after a period join and a hyphen join, ASCII only (`a.b-cé` →
             // `a.b-c` `é`, `e.o-4א`).
-            || (s.joined_seg && !c.is_ascii_alphanumeric() && b[i..j].contains(&'.'))
+            || (s.joined_seg && !c.is_ascii_alphanumeric() && s.prefix(b, j).dot)
             // Observed: after a slash and a hyphen, a digit does not follow a letter
             // (`7/s-N3` → `7/s-n 3`, `9/1-n1`, `1/0-t0`).
             || (s.slash_used
