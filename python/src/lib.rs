@@ -9,6 +9,7 @@ mod texts;
 mod workers;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// mimalloc for the extension's own (Rust) allocations, as the CLI uses it: the engine
 /// allocates many vectors per call, and glibc malloc hands large ones back to the system
@@ -25,7 +26,7 @@ use rayon::prelude::*;
 use capscore_core::dataset::Dataset;
 use capscore_core::engine::bootstrap::BootstrapSpec;
 use capscore_core::engine::{
-    self, tokenize_reference_texts, BleuTotals, DfChoice, DfTableRef, Metric, Options,
+    self, tokenize_reference_texts_until, BleuTotals, DfChoice, DfTableRef, Metric, Options,
     PrepareRequest, PreparedRefs, ReferenceSource, Report, Tokenizer,
 };
 use capscore_core::input::{self, Batch, Candidate, ErrorCode, ImageId, InputError, Item};
@@ -156,6 +157,70 @@ fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T
     py.allow_threads(|| workers::run(f)).map_err(input_err)
 }
 
+/// [`detached`] for the engine's long calls, which Ctrl-C can stop: `f` runs on a thread of
+/// its own (its parallel steps on the pool, as [`detached`]'s) while the calling thread waits
+/// with the GIL released and, every 50 ms, lets Python run its signal handlers. When one raises
+/// (`KeyboardInterrupt`), the stop flag `f` receives turns true, the engine's long steps give
+/// up within milliseconds, and the handler's exception is raised once `f` has returned. Before
+/// this, Ctrl-C was seen only when the whole computation had finished.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce(&(dyn Fn() -> bool + Sync)) -> T + Send,
+) -> PyResult<T> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Condvar;
+    let stop = AtomicBool::new(false);
+    let stopped = || stop.load(Ordering::Relaxed);
+    // Set (and signalled) when `f` has returned, or unwound.
+    let finished = (Mutex::new(false), Condvar::new());
+    struct Done<'d>(&'d (Mutex<bool>, Condvar));
+    impl Drop for Done<'_> {
+        fn drop(&mut self) {
+            *self.0 .0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            self.0 .1.notify_all();
+        }
+    }
+    std::thread::scope(|scope| {
+        let stopped = &stopped;
+        let finished = &finished;
+        let worker = std::thread::Builder::new()
+            .name("capscore-call".into())
+            .spawn_scoped(scope, move || {
+                let _done = Done(finished);
+                workers::run(|| f(stopped))
+            })
+            .map_err(|e| coded(ErrorCode::Internal.as_str(), format!("a thread: {e}")))?;
+        let mut raised = None;
+        loop {
+            let done = py.allow_threads(|| {
+                let (flag, signal) = finished;
+                let guard = flag.lock().unwrap_or_else(|e| e.into_inner());
+                let (guard, _) = signal
+                    .wait_timeout_while(guard, Duration::from_millis(50), |done| !*done)
+                    .unwrap_or_else(|e| e.into_inner());
+                *guard
+            });
+            if done {
+                break;
+            }
+            if raised.is_none() {
+                if let Err(e) = py.check_signals() {
+                    stop.store(true, Ordering::Relaxed);
+                    raised = Some(e);
+                }
+            }
+        }
+        let out = match worker.join() {
+            Ok(out) => out,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        match raised {
+            Some(e) => Err(e),
+            None => out.map_err(input_err),
+        }
+    })
+}
+
 /// Runs `f` on a pool of `threads` threads (the global pool when `None`).
 fn on_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
     match threads {
@@ -173,6 +238,8 @@ struct Job<'a> {
     pretokenized: bool,
     bootstrap: Option<BootstrapSpec>,
     df: Option<DfTableRef<'a>>,
+    /// True once the caller asked to stop (see [`interruptible`]).
+    cancel: &'a (dyn Fn() -> bool + Sync),
 }
 
 impl Job<'_> {
@@ -207,6 +274,7 @@ impl Job<'_> {
             },
             bootstrap: self.bootstrap,
             df: self.df.map_or(DfChoice::Batch, DfChoice::Table),
+            cancel: Some(self.cancel),
             ..Options::new(&self.metrics)
         }
     }
@@ -365,7 +433,7 @@ impl ReferenceSource for Aligned {
             .ok_or_else(Aligned::taken)?;
         Ok(PreparedRefs::plain(if req.tokenize {
             let images: Vec<&[String]> = refs.iter().map(Vec::as_slice).collect();
-            tokenize_reference_texts(&images)
+            tokenize_reference_texts_until(&images, req.cancel).ok_or_else(engine::cancelled)?
         } else {
             refs.iter().collect()
         }))
@@ -412,7 +480,7 @@ fn score_json(
         seed,
         level,
     });
-    detached(py, || {
+    interruptible(py, |cancel| {
         // A references file is read as the CLI reads it: a COCO annotation file block by
         // block, its text never held whole (issue 27), unless `split_by` reads its labels. The
         // text is kept only for that.
@@ -456,6 +524,7 @@ fn score_json(
             pretokenized: false,
             bootstrap,
             df: df_source.as_ref().and_then(|d| d.df_table()),
+            cancel,
         };
         let report = board.score(&job, text.as_deref(), &refs, cands, threads)?;
         let text = if board.evalai {
@@ -496,7 +565,7 @@ fn compare_json(
         seed,
         level,
     };
-    detached(py, || {
+    interruptible(py, |cancel| {
         let refs = input::parse_references_text(&references, "references").map_err(input_err)?;
         let a = input::parse_candidates_text(&a, "a").map_err(input_err)?;
         let b = input::parse_candidates_text(&b, "b").map_err(input_err)?;
@@ -504,6 +573,7 @@ fn compare_json(
         let opts = Options {
             meteor: meteor.as_deref(),
             spice: spice.as_deref(),
+            cancel: Some(cancel),
             ..Options::new(&metrics)
         };
         let job = engine::Job {
@@ -554,7 +624,7 @@ fn score_lists<'py>(
     engine::check_threads(threads).map_err(input_err)?;
     let metrics = parse_metrics(metrics)?;
     let args = resource_args(cache_dir, offline);
-    let (report, json) = detached(py, || -> PyResult<(Report, Option<String>)> {
+    let (report, json) = interruptible(py, |cancel| -> PyResult<(Report, Option<String>)> {
         let (meteor, spice) = resources(&metrics, &args)?;
         let (refs, cands) = Aligned::new(candidates, references);
         let job = Job {
@@ -566,6 +636,7 @@ fn score_lists<'py>(
             pretokenized,
             bootstrap: None,
             df: None,
+            cancel,
         };
         let report = job.run(cands, &refs, threads)?;
         let json = if full {

@@ -577,3 +577,45 @@ def test_the_extensions_allocator_keeps_huge_pages_out():
     from capscore import _capscore
 
     assert _capscore._allocator_huge_pages == 0
+
+
+class _Interrupted(Exception):
+    """What this test's SIGINT handler raises (a KeyboardInterrupt would end pytest's run)."""
+
+
+def test_ctrl_c_stops_a_long_call():
+    """Ctrl-C (SIGINT) during a long native call is raised within moments, not when the whole
+    computation has finished: the call runs on its own thread and the caller's signal handler
+    stops it. The same call uninterrupted, timed first, takes several times as long."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers run on the main thread only")
+    r = random.Random(7)
+    words = [f"w{i}" for i in range(500)]
+    n = 40_000
+    refs = {i: [" ".join(r.choice(words) for _ in range(10)) for _ in range(5)] for i in range(n)}
+    cands = {i: " ".join(r.choice(words) for _ in range(10)) for i in range(n)}
+    refs_text, cands_text = json.dumps(refs), json.dumps(cands)  # no conversion in the timing
+    call = lambda: capscore.score(refs_text, cands_text, metrics=["bleu", "cider_d"], bootstrap=1000)
+    t = time.perf_counter()
+    whole = call()
+    full = time.perf_counter() - t
+    assert whole["aggregate"]["CIDEr"] > 0
+
+    def handler(signum, frame):
+        raise _Interrupted()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    delay = min(0.3, full / 8)
+    timer = threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGINT))
+    try:
+        t = time.perf_counter()
+        timer.start()
+        with pytest.raises(_Interrupted):
+            call()
+        stopped = time.perf_counter() - t
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert stopped < full / 2, f"interrupted after {stopped:.2f} s; the whole call takes {full:.2f} s"
+    # The pool is usable after an interrupted call.
+    assert capscore.score({1: ["a dog runs"]}, {1: "a dog runs"}, metrics=["bleu"])["aggregate"]["Bleu_1"] > 0

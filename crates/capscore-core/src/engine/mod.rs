@@ -45,7 +45,7 @@ mod step;
 
 pub use job::{run, Job, Kind, Outcome, Refs};
 pub use metric::{coded_error, Metric};
-pub(crate) use options::cancelled;
+pub use options::cancelled;
 pub use options::{DfChoice, Options, Progress, Stage, Tokenizer};
 pub use pool::{check_threads, max_threads, thread_pool, THREADS_PER_CORE};
 pub use report::{
@@ -54,8 +54,8 @@ pub use report::{
 };
 pub use score::{caption_tokens_at_most, score};
 pub use source::{
-    tokenize_reference_texts, tokenize_references, CachedGraphs, DfTableRef, Interned,
-    OwnedReferences, PrepareRequest, PreparedRefs, ReferenceSource,
+    tokenize_reference_texts, tokenize_reference_texts_until, tokenize_references, CachedGraphs,
+    DfTableRef, Interned, OwnedReferences, PrepareRequest, PreparedRefs, ReferenceSource,
 };
 pub use step::{Step, Tokenized};
 

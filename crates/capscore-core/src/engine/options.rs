@@ -196,8 +196,8 @@ impl<'a> Options<'a> {
     }
 }
 
-/// The error of a cancelled computation.
-pub(crate) fn cancelled() -> InputError {
+/// The error of a cancelled computation (the caller asked to stop).
+pub fn cancelled() -> InputError {
     InputError::new(
         ErrorCode::Timeout,
         "the computation was cancelled (its request timed out or its client went away)",

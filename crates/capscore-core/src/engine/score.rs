@@ -17,13 +17,18 @@ use super::{meteor, ngram, spice};
 use crate::input::{Batch, Candidate, ErrorCode, InputError};
 use crate::text::{ptb, Texts};
 
-/// Tokenizes captions as one stream, as pycocoevalcap does (or takes them as given).
-fn tokenize_candidates(batch: &Batch, tokenizer: Tokenizer) -> Texts {
+/// Tokenizes captions as one stream, as pycocoevalcap does (or takes them as given); `None`
+/// once `stop()` is true.
+fn tokenize_candidates(
+    batch: &Batch,
+    tokenizer: Tokenizer,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Texts> {
     let _span = tracing::debug_span!("tokenize").entered();
     let cands: Vec<&str> = batch.items.iter().map(|i| i.candidate.as_str()).collect();
     match tokenizer {
-        Tokenizer::Ptb => ptb::tokenize_stream_texts_until(&cands, &|| false).unwrap_or_default(),
-        Tokenizer::Pretokenized => cands.into_iter().collect(),
+        Tokenizer::Ptb => ptb::tokenize_stream_texts_until(&cands, stop),
+        Tokenizer::Pretokenized => Some(cands.into_iter().collect()),
     }
 }
 
@@ -64,9 +69,10 @@ pub fn score(
             let _span = tracing::debug_span!("prepare_references").entered();
             refs.prepare(&batch, &req)
         },
-        || tokenize_candidates(&batch, opts.tokenizer),
+        || tokenize_candidates(&batch, opts.tokenizer, opts.stop()),
     );
     let mut prepared = prepared?;
+    let cand_tok = cand_tok.ok_or_else(super::cancelled)?;
     let mut tok = Tokenized {
         candidates: cand_tok,
         references: std::mem::take(&mut prepared.tokenized),

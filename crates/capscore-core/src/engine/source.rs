@@ -97,7 +97,7 @@ pub trait ReferenceSource: Sync {
         batch: &Batch,
         req: &PrepareRequest<'_>,
     ) -> Result<PreparedRefs<'_>, InputError> {
-        Ok(inline_prepared(batch, req))
+        inline_prepared(batch, req)
     }
 
     /// The source's own document-frequency table (`cider_df: "dataset"`), if it keeps one
@@ -115,27 +115,43 @@ pub fn tokenize_references(images: &[&[String]]) -> Vec<Vec<String>> {
 
 /// [`tokenize_references`], kept compact.
 pub fn tokenize_reference_texts(images: &[&[String]]) -> ImageTexts {
+    tokenize_reference_texts_until(images, &|| false).unwrap_or_default()
+}
+
+/// [`tokenize_reference_texts`] that gives up once `stop()` is true (checked between blocks
+/// of captions): `None` then.
+pub fn tokenize_reference_texts_until(
+    images: &[&[String]],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<ImageTexts> {
     let flat: Vec<&str> = images
         .iter()
         .flat_map(|r| r.iter().map(String::as_str))
         .collect();
-    let texts = ptb::tokenize_stream_texts_until(&flat, &|| false).unwrap_or_default();
-    ImageTexts::from_counts(texts, images.iter().map(|r| r.len()))
+    let texts = ptb::tokenize_stream_texts_until(&flat, stop)?;
+    Some(ImageTexts::from_counts(
+        texts,
+        images.iter().map(|r| r.len()),
+    ))
 }
 
-/// The references the batch's items carry, tokenized as one stream (or as given).
-fn inline_prepared(batch: &Batch, req: &PrepareRequest<'_>) -> PreparedRefs<'static> {
+/// The references the batch's items carry, tokenized as one stream (or as given); the
+/// cancellation error once `req.cancel` is true.
+fn inline_prepared(
+    batch: &Batch,
+    req: &PrepareRequest<'_>,
+) -> Result<PreparedRefs<'static>, InputError> {
     let tokenized = if req.tokenize {
         let images: Vec<&[String]> = batch
             .items
             .iter()
             .map(|i| i.references.as_slice())
             .collect();
-        tokenize_reference_texts(&images)
+        tokenize_reference_texts_until(&images, req.cancel).ok_or_else(super::cancelled)?
     } else {
         batch.items.iter().map(|i| &i.references).collect()
     };
-    PreparedRefs::plain(tokenized)
+    Ok(PreparedRefs::plain(tokenized))
 }
 
 /// Inline references: a references file, or a request's items.
