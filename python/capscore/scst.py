@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pickle
 import threading
+import weakref
 from typing import Any, Dict, Hashable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -107,7 +108,10 @@ def _integers(value: Any, what: str) -> np.ndarray:
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as e:
-        raise CapscoreTypeError(f"{what} must be integers: {e}", "invalid_format") from None
+        raise CapscoreTypeError(f"{what} must be a (rectangular) array of integers: {e}", "invalid_format") from None
+    if arr.size == 0:
+        # (an empty list has numpy's default dtype, float64: no value to refuse)
+        return np.zeros(arr.shape, dtype=np.int64)
     if arr.dtype.kind == "O":
         if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in arr.flat):
             raise CapscoreTypeError(f"{what} must be integers", "invalid_format")
@@ -119,6 +123,25 @@ def _integers(value: Any, what: str) -> np.ndarray:
         return np.ascontiguousarray(arr, dtype=np.int64)
     except OverflowError as e:
         raise CapscoreTypeError(f"{what}: {e}", "invalid_format") from None
+
+
+# Every scorer of this process, so that a forked child can replace their locks.
+_SCORERS: "weakref.WeakSet[CiderD]" = weakref.WeakSet()
+
+
+def _after_fork() -> None:
+    """In a forked child: a lock that another thread of the parent held at the fork stays held
+    for good (that thread is not in the child), so every scorer gets a new one. A scorer whose
+    lock was held was in a call that the fork cut off part-way (its references and ids may be
+    half replaced): it refuses to score until `set_references` is called again."""
+    for scorer in list(_SCORERS):
+        if not scorer._lock.acquire(blocking=False):
+            scorer._cut = True
+        scorer._lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 class CiderD:
@@ -170,13 +193,17 @@ class CiderD:
         self._index: Dict[Hashable, int] = {}
         # One call at a time on this scorer: a score sees one whole set of references and the
         # ids that go with it, never the native references of one `set_references` with the
-        # ids of another (threads waiting here release the GIL).
+        # ids of another (threads waiting here release the GIL). A process forked while
+        # another thread held it gets a new one (see `_after_fork`).
         self._lock = threading.RLock()
+        self._cut = False
+        _SCORERS.add(self)
 
     @property
     def ln_ref_len(self) -> float:
         """``ln(ref_len)`` of the table."""
-        return self._scorer.ln_ref_len
+        with self._lock:
+            return self._scorer.ln_ref_len
 
     @translated
     def set_references(self, references: Union[Mapping[Hashable, Sequence[str]], Sequence[Sequence[str]]]) -> None:
@@ -193,10 +220,22 @@ class CiderD:
         with self._lock:
             self._scorer.set_references(lists)
             self._index = index
+            self._cut = False
+
+    def _check_whole(self) -> None:
+        """Refuses to score in a child forked in the middle of a call (see `_after_fork`)."""
+        if self._cut:
+            raise CapscoreError(
+                "this process was forked while another thread was in a call on this scorer: "
+                "call set_references again before scoring",
+                "invalid_format",
+            )
 
     def _positions(self, image_ids: Sequence[Hashable]) -> List[int]:
+        self._check_whole()
         if not self._index:
-            return [int(i) for i in image_ids]
+            # Positions: integers only (`0.7` or `True` is refused, not truncated).
+            return _integers(list(image_ids), "image_ids").reshape(-1).tolist()
         try:
             return [self._index[i] for i in image_ids]
         except KeyError as e:
@@ -225,10 +264,12 @@ class CiderD:
         if arr.ndim != 2:
             raise CapscoreError(f"ids must be a 2-D array, got {arr.ndim}-D", "invalid_format")
         index = _integers(image_index, "image_index").reshape(-1).tolist()
-        if not isinstance(eos_id, (int, np.integer)) or isinstance(eos_id, (bool, np.bool_)):
+        eos = _integers(eos_id, "eos_id") if np.ndim(eos_id) == 0 else None
+        if eos is None or isinstance(eos_id, (bool, np.bool_)):
             raise CapscoreTypeError(f"eos_id must be one integer, got {eos_id!r}", "invalid_format")
         with self._lock:
-            cider, bleu = self._scorer.score_ids(arr, index, eos_id=int(eos_id), bleu4=bleu4)
+            self._check_whole()
+            cider, bleu = self._scorer.score_ids(arr, index, eos_id=int(eos.reshape(-1)[0]), bleu4=bleu4)
         return (cider, bleu) if bleu4 else cider
 
     @translated

@@ -185,6 +185,8 @@ fn interruptible<T: Send>(
         let finished = &finished;
         let worker = std::thread::Builder::new()
             .name("capscore-call".into())
+            // The stack of a main thread (the caller's usual one), not a spawned thread's 2 MiB.
+            .stack_size(8 << 20)
             .spawn_scoped(scope, move || {
                 let _done = Done(finished);
                 workers::run(|| f(stopped))

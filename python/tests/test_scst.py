@@ -3,8 +3,10 @@ with the same fixed document-frequency table."""
 
 from __future__ import annotations
 
+import os
 import pickle
 import random
+import time
 from collections import defaultdict
 
 import numpy as np
@@ -336,3 +338,66 @@ def test_concurrent_set_references_and_score_stay_consistent():
     for t in threads:
         t.join()
     assert not errors and seen and all(seen)
+
+
+def test_ids_and_positions_edge_cases():
+    """Empty batches score to empty arrays; a 0-d integer array is an eos_id; positions given
+    to `score` are integers too (0.7 is refused, not truncated)."""
+    refs = [["1 2 3 0", "1 2 4 0"], ["5 6 0"]]
+    scorer = CiderD(df={i: r for i, r in enumerate(refs)}, tokenize=False)
+    scorer.set_references(refs)
+    assert scorer.score_ids(np.zeros((0, 4), dtype=np.int64), []).shape == (0,)
+    arr = np.array([[1, 2, 3, 0]], dtype=np.int64)
+    assert np.array_equal(scorer.score_ids(arr, [0], eos_id=np.array(0)), scorer.score_ids(arr, [0]))
+    with pytest.raises(CapscoreError) as e:
+        scorer.score(["1 2 3 0"], [0.7])
+    assert e.value.code == "invalid_format"
+    assert scorer.score(["1 2 3 0"], [np.int64(0)]).shape == (1,)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_child_forked_during_a_call_gets_a_working_scorer():
+    """A child forked while another thread of the parent held a scorer's lock (was in a call)
+    does not hang on it: the scorer asks for set_references again, then works."""
+    import threading
+
+    refs = {1: ["a dog runs", "a dog is running"], 2: ["a cat sleeps"]}
+    scorer = CiderD(df=refs, tokenize=False)
+    scorer.set_references(refs)
+    held, release = threading.Event(), threading.Event()
+
+    def in_a_call():
+        with scorer._lock:  # what a long set_references / score holds
+            held.set()
+            release.wait(10)
+
+    t = threading.Thread(target=in_a_call)
+    t.start()
+    held.wait(10)
+    pid = os.fork()
+    if pid == 0:  # the child: exit code 0 on success
+        code = 1
+        try:
+            try:
+                scorer.score(["a dog runs"], [1])
+                code = 2  # scored with possibly half-replaced references
+            except CapscoreError:
+                scorer.set_references(refs)
+                code = 0 if scorer.score(["a dog runs"], [1]).shape == (1,) else 3
+        finally:
+            os._exit(code)
+    release.set()
+    t.join()
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung on the scorer's lock")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    # The parent's scorer is unaffected.
+    assert scorer.score(["a dog runs"], [1]).shape == (1,)
