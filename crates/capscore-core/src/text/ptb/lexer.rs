@@ -33,8 +33,8 @@ pub(super) struct Lexer<'a> {
     /// The last run of name parts [`Lexer::filename`] scanned.
     pub(super) file_run: FileRun,
     /// The lexer [`Lexer::longer_than_word`] measures with, kept with its runs from call to
-    /// call (made on first use).
-    measurer: std::cell::RefCell<Option<Box<Lexer<'a>>>>,
+    /// call (made on first use), and the place it last measured from.
+    measurer: std::cell::RefCell<Option<(Box<Lexer<'a>>, usize)>>,
 }
 
 /// A run of file-name parts joined by single periods, scanned by [`Lexer::filename`] from
@@ -342,16 +342,23 @@ impl Lexer<'_> {
     /// The measuring lexer is kept: it is asked at each token of a run (`x_;x_;…` asks at each
     /// `x_`), and a fresh one read the run again each time, which took the caption's length
     /// squared (40,000 characters 0.4 s). Its kept runs are facts about places in the text
-    /// that hold whatever asked, and it is asked at places in order, as the lexer it serves
-    /// reads them.
+    /// that hold whatever asked, but one (`no_at_before`) holds only for places after those
+    /// it was asked about: a measure from an earlier place than the last gets a fresh lexer
+    /// (the lexer it serves asks in order, at the place it reads).
     pub(super) fn longer_than_word(&self, i: usize, n: usize) -> Option<usize> {
         let Ok(mut kept) = self.measurer.try_borrow_mut() else {
             // (not reached: a measuring lexer measures with a lexer of its own)
             let mut lx = Lexer::new(self.buf, self.end, String::new(), true);
             return (lx.word(i) <= i + n).then_some(n);
         };
-        let lx = kept
-            .get_or_insert_with(|| Box::new(Lexer::new(self.buf, self.end, String::new(), true)));
+        if kept.as_ref().is_some_and(|(_, last)| i < *last) {
+            *kept = None;
+        }
+        let (lx, last) = kept.get_or_insert_with(|| {
+            let lx = Lexer::new(self.buf, self.end, String::new(), true);
+            (Box::new(lx), i)
+        });
+        *last = i;
         lx.out.clear();
         (lx.word(i) <= i + n).then_some(n)
     }
