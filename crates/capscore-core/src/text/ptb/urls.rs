@@ -203,11 +203,21 @@ impl Lexer<'_> {
                 return (run.period.get() > i).then(|| run.name_end.get());
             }
         }
+        // The places the scan steps on, kept only once it steps over an entity (`grid` empty:
+        // every place of the run).
+        let mut grid = run.grid.borrow_mut();
+        grid.clear();
+        let mut step = |at: usize, n: usize| {
+            if n > 1 && grid.is_empty() {
+                grid.resize(at - i, true);
+            }
+            if n > 1 || !grid.is_empty() {
+                grid.push(true);
+                grid.extend(std::iter::repeat_n(false, n - 1));
+            }
+        };
+        step(i, first);
         let mut q = i + first;
-        // Where the scan first stepped over an entity (every place before it was stepped on),
-        // and the places it stepped on from there.
-        let mut multi_from = if first > 1 { Some(i) } else { None };
-        let mut steps: Vec<usize> = Vec::new();
         // (marks only where they are letters: `S\u{20DD}.c` → `s` `.` `c`, observed)
         while q < self.end {
             let n = if b[q] == '.' && b[q - 1] != '.' {
@@ -218,12 +228,7 @@ impl Lexer<'_> {
             if n == 0 {
                 break;
             }
-            if multi_from.is_some() {
-                steps.push(q);
-            } else if n > 1 {
-                multi_from = Some(q);
-                steps.push(q);
-            }
+            step(q, n);
             q += n;
         }
         // (the end of the caption only when a line break follows: as the last caption of the
@@ -251,16 +256,6 @@ impl Lexer<'_> {
         run.end.set(q);
         run.period.set(found.map_or(0, |f| f.0));
         run.name_end.set(found.map_or(0, |f| f.1));
-        let mut grid = run.grid.borrow_mut();
-        grid.clear();
-        if let Some(m) = multi_from {
-            // Steps over entities: only the places stepped on share the scan.
-            grid.resize(q - i, false);
-            grid[..m - i].fill(true);
-            for s in steps {
-                grid[s - i] = true;
-            }
-        }
         found.map(|f| f.1)
     }
 
