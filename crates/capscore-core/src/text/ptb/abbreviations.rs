@@ -419,8 +419,8 @@ impl Lexer<'_> {
     }
 
     /// A period that `,` `;` `:` or `、` follow stays on a word of letters and digits
-    /// (`dog.,` → `dog.` `,`), but not after a slash, an apostrophe or a decimal, grouped or
-    /// timed number (`0,5.:` → `0,5 . :`), observed.
+    /// (`dog.,` → `dog.` `,`), but not after a slash, an apostrophe or a decimal, grouped,
+    /// timed or soft-hyphen-joined number (`0,5.:` → `0,5 . :`), observed.
     pub(super) fn period_before_comma(&mut self, i: usize, j: usize) -> Option<usize> {
         let (b, end) = (self.buf, self.end);
         let core = &b[i..j];
@@ -435,6 +435,13 @@ impl Lexer<'_> {
             && !core
                 .windows(3)
                 .any(|w| is_digit(w[0]) && matches!(w[1], '.' | ',' | ':') && is_digit(w[2]))
+            // (nor after a number whose digits a soft hyphen joined: `1\u{AD}3.:` → `13` `.`
+            // `:`; but `\u{AD}1\u{AD}3.:` → `13.` `:`, `1\u{AD}3-4.:` → `13-4.` `:`, observed)
+            && !(is_digit(core[0])
+                && !core.contains(&'-')
+                && core
+                    .windows(3)
+                    .any(|w| is_digit(w[0]) && w[1] == '\u{AD}' && is_digit(w[2])))
         {
             let mut t = core.to_vec();
             t.push('.');

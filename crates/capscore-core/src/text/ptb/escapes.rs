@@ -131,8 +131,8 @@ impl Lexer<'_> {
     }
 
     /// `<`: an e-mail address in angle brackets (`<a@b.c>`, soft hyphens stay: `<3@\u{AD}`),
-    /// an SGML tag (kept whole, lower-cased: `<b>`, `</a>`, `<br/>`), else a run of `<` in
-    /// pairs (`<<<` → `<<` `<`), observed.
+    /// an SGML tag (kept whole with its soft hyphens, lower-cased: `<b>`, `</a>`, `<br/>`),
+    /// else a run of `<` in pairs (`<<<` → `<<` `<`), observed.
     pub(super) fn angle_bracket(&mut self, i: usize) -> usize {
         if let Some(n) = self.email(i) {
             let t: String = self.buf[i..i + n].iter().collect();
@@ -140,8 +140,9 @@ impl Lexer<'_> {
             return i + n;
         }
         if let Some(n) = sgml_len(self.buf, i, self.end, &self.gt_scan) {
-            let t = self.buf[i..i + n].to_vec();
-            self.emit_lower(&t);
+            // A tag keeps its soft hyphens (`<?x\u{AD}>`, `<a b="x\u{AD}y">`), observed.
+            let t: String = self.buf[i..i + n].iter().collect();
+            self.emit(&java_lower(&t).replace(' ', "\u{A0}"));
             return i + n;
         }
         let n = self.run_len(i, '<').min(2);

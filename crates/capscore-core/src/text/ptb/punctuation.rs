@@ -31,10 +31,19 @@ impl Lexer<'_> {
                 ) || (matches!(m, '3' | '0')
                     && k == i + 1
                     && self.buf[i] == ':'
-                    && !(matches!(self.at(k + 1), Some('.' | ',' | ':'))
-                        && self.at(k + 2).is_some_and(is_digit)))
+                    && !self.digit_mouth_is_number(k))
             }) && !self.at(k + 1).is_some_and(|c| c.is_ascii_alphanumeric())
         }
+    }
+
+    /// The `3` or `0` at `k` after `:` goes on as a number, not a face: a digit of any script
+    /// follows (`:3\u{664}` → `:3\u{664}`; an ASCII one is a letter or digit after the mouth
+    /// anyway), or a separator or one soft hyphen and a digit (`:0.5`, `:0\u{AD}2` → `:02`;
+    /// `:0\u{AD}\u{AD}2` → `:0` `2`), observed.
+    fn digit_mouth_is_number(&self, k: usize) -> bool {
+        self.at(k + 1).is_some_and(is_digit)
+            || (matches!(self.at(k + 1), Some('.' | ',' | ':' | '\u{AD}'))
+                && self.at(k + 2).is_some_and(is_digit))
     }
 
     /// Emoticons (observed): `[<>]?[:;=]['-]?` then a mouth from `)(DdPpO@|][{\\`, or
@@ -65,13 +74,7 @@ impl Lexer<'_> {
             'D' | 'd' | 'P' | 'p' | 'O' | '@' | '|' | ']' | '[' | '{' | '\\' => {
                 m.to_ascii_lowercase().to_string()
             }
-            '3' | '0'
-                if eyes == ':'
-                    && !nose
-                    && j == i + 1
-                    && !(matches!(self.at(j + 1), Some('.' | ',' | ':'))
-                        && self.at(j + 2).is_some_and(is_digit)) =>
-            {
+            '3' | '0' if eyes == ':' && !nose && j == i + 1 && !self.digit_mouth_is_number(j) => {
                 m.to_string()
             }
             _ => return None,

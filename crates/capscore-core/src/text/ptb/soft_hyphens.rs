@@ -15,8 +15,10 @@ impl Lexer<'_> {
     /// A soft hyphen that does not start a word: before a period and letters or letter
     /// entities it starts a period word (`\u{AD}.E` → `.e`, `\u{AD}.&eacute;` → `.&eacute;`),
     /// and a file name at least as long keeps it (`\u{AD}.C` → `\u{AD}.c`, `\u{AD}.4.c`);
-    /// otherwise it is `-` unless a letter or digit follows (after more soft hyphens), or `!`
-    /// / `?` and a letter (`\u{AD}?U` → `?u`), observed. `None`: the word rule takes it.
+    /// otherwise it is `-` unless a letter, digit or letter entity follows (after more soft
+    /// hyphens), or `!` / `?` and a letter or letter entity, soft hyphens included (`\u{AD}?U`
+    /// → `?u`, `\u{AD}!\u{AD}1` → `!1`, `\u{AD}!&eacute;`; not `\u{AD}!1` → `-` `!` `1`),
+    /// observed. `None`: the word rule takes it.
     pub(super) fn soft_hyphen_alone(&mut self, i: usize) -> Option<usize> {
         // (called at a soft hyphen; a run of them is a token per hyphen, so its length is
         // kept: see `run_len`)
@@ -46,7 +48,10 @@ impl Lexer<'_> {
                     let n = piece(e);
                     if n > 0 {
                         e += n;
-                    } else if self.at(e) == Some('.') && starts_letter(e + 1) {
+                    } else if matches!(self.at(e), Some('.' | '!' | '?')) && starts_letter(e + 1) {
+                        // (`!` and `?` before letters or letter entities too: `\u{AD}.t!p` →
+                        // `.t!p`, `\u{AD}.t?&eacute;`, `\u{AD}.t!\u{AD}` → `.t!`; not before
+                        // digits: `\u{AD}.t!5` → `.t` `!` `5`)
                         e += 1;
                     } else {
                         break;
@@ -77,9 +82,12 @@ impl Lexer<'_> {
         }
         let mark_word = k + 1 < self.end
             && matches!(self.buf[k], '!' | '?')
-            && is_letter(self.buf[k + 1])
-            && self.buf[k + 1] != '\u{AD}';
-        if !(mark_word || (k < self.end && is_alnum(self.buf[k]))) {
+            && (is_letter(self.buf[k + 1]) || letter_entity_len(self.buf, k + 1, self.end) > 0);
+        // (a letter entity is a letter here too: `\u{AD}&eacute;` → `&eacute;`, and a file
+        // name keeps the soft hyphen: `\u{AD}&eacute;.c` → `\u{AD}&eacute;.c`, observed)
+        let word =
+            k < self.end && (is_alnum(self.buf[k]) || letter_entity_len(self.buf, k, self.end) > 0);
+        if !(mark_word || word) {
             return Some(self.one(i, "-"));
         }
         None
@@ -130,7 +138,10 @@ impl Lexer<'_> {
                     && (b[m + 1].is_ascii_alphanumeric() || b[m + 1] == '\u{AD}')
             };
         let joins = hyphen || later_hyphen;
-        if !joins && (s.has_letter || !(k < end && is_digit(b[k]))) {
+        // (a digit after one soft hyphen only: `5\u{AD}1` → `51`, `5\u{AD}\u{AD}1` → `5` `1`,
+        // `5,000\u{AD}\u{AD}1` → `5,000` `1`; a hyphen join takes any run: `5\u{AD}\u{AD}-1` →
+        // `5-1`)
+        if !joins && (s.has_letter || k != j + 1 || !(k < end && is_digit(b[k]))) {
             return Flow::Stop;
         }
         s.numeric_sep |= !joins;

@@ -262,6 +262,13 @@ impl Lexer<'_> {
     fn take_alnum(&self, s: &mut WordScan) -> Flow {
         let (b, end, i, j) = (self.buf, self.end, s.i, s.j);
         let c = b[j];
+        // Observed: in a number that a soft hyphen started, one soft hyphen before a digit
+        // stays in it after a number separator too (`\u{AD}3.5\u{AD}1` → `3.51`, `\u{AD}3,5\u{AD}1`
+        // → `3,51`); two end it (`\u{AD}3.5\u{AD}\u{AD}1` → `3.5` `1`).
+        if c == '\u{AD}' && s.shy_num && s.numeric_sep && j + 1 < end && is_digit(b[j + 1]) {
+            s.j += 1;
+            return Flow::Next;
+        }
         if (s.numeric_sep && !is_digit(c))
             || (s.amp_mode && !c.is_ascii_uppercase())
             || (s.slash_used && !c.is_ascii_alphanumeric() && !(s.date_tail && is_digit(c)))
