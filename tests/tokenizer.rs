@@ -245,18 +245,22 @@ fn fuzz_regressions_9_parity() {
     check_regression_fixture("fuzz_regressions_9.jsonl.gz", 400);
 }
 
-/// The tenth round: dense random captions of short pieces glued without spaces (soft hyphens,
-/// `!` `?`, `<?`, Arabic-Indic digits, file extensions, letter entities; `scripts/fuzz-tokenizer
-/// --dense`). Soft hyphens: before `!` / `?` and a soft hyphen or a letter entity
-/// (`\u{AD}!\u{AD}t` → `!t`), in period words before `!` / `?` and letters (`\u{AD}.t!p`),
-/// two of them end a digit-led number (`5\u{AD}\u{AD}1` → `5` `1`), one stays in a
-/// soft-hyphen-led number after a separator (`\u{AD}3.5\u{AD}1` → `3.51`), before a letter
-/// entity (`\u{AD}&eacute;.c` keeps it as a file name), kept in SGML tags (`<?x\u{AD}>`); no
-/// final period after a soft-hyphen-joined number (`1\u{AD}3.:`); `:0` / `:3` before a digit of
-/// any script or a soft hyphen and a digit is a number (`:0\u{664}`, `:0\u{AD}2`), not a face.
+/// The tenth round: dense random captions of short pieces glued without spaces
+/// (`scripts/fuzz-tokenizer --dense 1|2|3`). Soft hyphens: before `!` / `?` and a soft hyphen
+/// or a letter entity (`\u{AD}!\u{AD}t` → `!t`), in period words before `!` / `?` and letters
+/// (`\u{AD}.t!p`), two of them end a digit-led number (`5\u{AD}\u{AD}1` → `5` `1`), one stays
+/// in a soft-hyphen-led number after a separator (`\u{AD}3.5\u{AD}1` → `3.51`), before a
+/// letter entity (`\u{AD}&eacute;.c` keeps it as a file name), kept in SGML tags
+/// (`<?x\u{AD}>`), deleted from `www.` hosts of word characters (`www.\u{AD}.co` → `www..co`);
+/// no final period after a soft-hyphen-joined number (`1\u{AD}3.:`); `:0` / `:3` before a
+/// digit of any script or a soft hyphen and a digit is a number (`:0\u{664}`), not a face;
+/// `.com` words go on with `!` `?` `.` before letters and with letter entities
+/// (`é.com?e`, `é.com&eacute;`); a sentence-end abbreviation keeps one letter before `!` /
+/// `?` and a letter entity or before hyphenated parts after a run of periods and commas
+/// (`etc.B!&eacute;`, `etc.B..g-c`); the probes behind each rule.
 #[test]
 fn fuzz_regressions_10_parity() {
-    check_regression_fixture("fuzz_regressions_10.jsonl.gz", 300);
+    check_regression_fixture("fuzz_regressions_10.jsonl.gz", 550);
 }
 
 /// At the very end of the stream (no line break after the last caption), the reference lexes

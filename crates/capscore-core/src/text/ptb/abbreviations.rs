@@ -167,6 +167,32 @@ pub(super) fn hyphen_acronym_end(
     Some(k)
 }
 
+/// ASCII letters and digits from `k`, in parts that runs of `.` `,` join, then a hyphen
+/// (after a part or its separators) and an ASCII letter or digit?
+fn hyphen_parts_after(b: &[char], mut k: usize, end: usize) -> bool {
+    let alnum_at = |q: usize| q < end && b[q].is_ascii_alphanumeric();
+    loop {
+        let s = k;
+        while alnum_at(k) {
+            k += 1;
+        }
+        if k == s {
+            return false;
+        }
+        let mut seps = 0;
+        while k < end && matches!(b[k], '.' | ',') {
+            k += 1;
+            seps += 1;
+        }
+        if k < end && b[k] == '-' && alnum_at(k + 1) {
+            return true;
+        }
+        if seps == 0 || !alnum_at(k) {
+            return false;
+        }
+    }
+}
+
 /// After a listed abbreviation, its period and one letter, does the word go on at `p`
 /// (observed: `co.u.v`, `co.u-2`, `co.u'd`, `co.u’s` are joined; `co.u`, `co.u.`, `co.u'n`
 /// are not)?
@@ -198,7 +224,8 @@ pub(super) fn abbr_letter_goes_on(b: &[char], p: usize, end: usize) -> bool {
     // (`!` or `?` before a letter: `Corp.ー!X`, `ETC.Å?i`; a letter entity or `&apos;` and a
     // clitic: `sep.X&eacute;`, `al.山&apos;D`, observed)
     if matches!(c, '!' | '?') {
-        return at(p + 1).is_some_and(is_letter);
+        // (a letter entity too: `etc.B!&eacute;` → `etc.b!&eacute;`, observed)
+        return at(p + 1).is_some_and(is_letter) || letter_entity_len(b, p + 1, end) > 0;
     }
     if c == '&' {
         return letter_entity_len(b, p, end) > 0
@@ -292,6 +319,10 @@ pub(super) fn dot_hyphen_end(
                             r += 1;
                         }
                         r > q + 2 && r + 1 < end && b[r] == '-' && is_alnum(b[r + 1])
+                            // (or ASCII parts joined by periods and commas, then a hyphen:
+                            // `etc.B..g-c`, `etc.B,,g-c`, `etc.B..g.h-c`, `etc.B..g...-c`,
+                            // `etc.B..3-4`; `etc.B..g` → `etc.` `b.` `.` `g`, observed)
+                            || (r > q + 2 && hyphen_parts_after(b, r, end))
                     }))
             // Observed: so is `Est.-S.F.` (an acronym after the hyphen; but `Pa.-K.b`,
             // `tue.-5.S` split), and a part whose period `,` `;` `:` `、` follow

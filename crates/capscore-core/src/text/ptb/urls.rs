@@ -264,7 +264,8 @@ impl Lexer<'_> {
     /// `www./.co`, `www.&.co.uk`, `www.a-.co`, `www.\u{200B}.co`, `www.&.co/ab`). The host part
     /// is greedy: the token ends at the last such domain the run reaches (`www.&.co.u` →
     /// `www.&.co` `.` `u`, `www.&.co5` → `www.&.co` `5`). Hosts of word characters only are
-    /// left to the word rule, which is then the longer match (`www.a.coé`).
+    /// left to the word rule, which is then the longer match (`www.a.coé`) or wins the tie
+    /// (`www.\u{AD}.co` → `www..co`).
     pub(super) fn www_url(&self, i: usize) -> Option<usize> {
         let b = self.buf;
         if !(lower_eq_at(b, i, self.end, "www.")) {
@@ -318,7 +319,26 @@ impl Lexer<'_> {
             }
             best = best.max(Some(n));
         }
-        self.longer_than_word(i, best? - i)
+        let n = best? - i;
+        // (a host of letters, letter entities, digits and periods, soft hyphens counted as
+        // letters, and no path: the word rule wins a tie and deletes the soft hyphens,
+        // `www.\u{AD}.co` → `www..co`, `www.\u{AD}&eacute;.tc`; `www.&\u{AD}.co` and
+        // `www.\u{AD}.co/ab` keep them, observed)
+        let mut q = i + 4;
+        while q < i + n {
+            q += if is_alnum(b[q]) || b[q] == '.' {
+                1
+            } else {
+                match letter_entity_len(b, q, i + n) {
+                    0 => break,
+                    len => len,
+                }
+            };
+        }
+        if q >= i + n {
+            return self.longer_than_word(i, n - 1).map(|_| n);
+        }
+        self.longer_than_word(i, n)
     }
 
     /// A run of characters that starts with a symbol (or a no-break space) and reaches a
@@ -402,11 +422,20 @@ impl Lexer<'_> {
                 .iter()
                 .all(|&c| is_alnum(c) || is_mark(c) || c == '.');
         if wordy {
-            // (a period then a digit does not go on: `º.com.5` → `º.com` `.5`)
-            while e < self.end
-                && (is_alnum(b[e]) || (b[e] == '.' && e + 1 < self.end && is_letter(b[e + 1])))
-            {
-                e += 1;
+            // (a period then a digit does not go on: `º.com.5` → `º.com` `.5`; `.` `!` `?`
+            // before a letter or letter entity and letter entities do: `é.com?e`,
+            // `é.com.&eacute;`, `é.com&eacute;`, as in any word; `é.com?1`, `é.com&amp;` stop)
+            let letter_at = |q: usize| {
+                q < self.end && (is_letter(b[q]) || letter_entity_len(b, q, self.end) > 0)
+            };
+            while e < self.end {
+                if is_alnum(b[e]) || (matches!(b[e], '.' | '!' | '?') && letter_at(e + 1)) {
+                    e += 1;
+                } else if b[e] == '&' && letter_entity_len(b, e, self.end) > 0 {
+                    e += letter_entity_len(b, e, self.end);
+                } else {
+                    break;
+                }
             }
         }
         // (no path after letters the word rule went on with: `な.com1/2/` → `な.com1` `/` ...)
