@@ -411,9 +411,13 @@ pub(super) fn dot_hyphen_end(
         return None;
     }
     // (any last part of letters and digits: `c.-in.,` → `c.-in.` `,`, `S.-no.:`, `v.-7.、`;
-    // also a last acronym: `X.-e.g..:` → `x.-e.g..` `:`)
+    // soft hyphens in it too: `U.-a\u{AD}.,` → `u.-a.` `,`, `U.-\u{AD}.,` → `u.-.` `,`; also
+    // a last acronym: `X.-e.g..:` → `x.-e.g..` `:`)
     if k > part
-        && (b[part..k].iter().all(char::is_ascii_alphanumeric) || b[k - 1] == '.')
+        && (b[part..k]
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == '\u{AD}')
+            || b[k - 1] == '.')
         && k + 1 < end
         && b[k] == '.'
         && matches!(b[k + 1], ',' | ';' | ':' | '\u{3001}')
