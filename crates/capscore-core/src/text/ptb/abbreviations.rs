@@ -478,9 +478,10 @@ impl Lexer<'_> {
                     .windows(3)
                     .any(|w| is_digit(w[0]) && w[1] == '\u{AD}' && is_digit(w[2])))
         {
-            let mut t = core.to_vec();
-            t.push('.');
-            self.emit_lower(&t);
+            // (`&amp;` decoded as in any word: `AT&amp;T.,` → `at&t.` `,`, observed)
+            let t: String = core.iter().filter(|&&c| c != '\u{AD}').collect();
+            let t = java_lower(&t).replace("&amp;", "&").replace(' ', "\u{A0}");
+            self.emit(&format!("{t}."));
             return Some(j + 1);
         }
         None

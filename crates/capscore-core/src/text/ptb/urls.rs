@@ -509,9 +509,28 @@ impl Lexer<'_> {
             .dotcom(i)
             .filter(|&n| self.email(i).is_none_or(|m| m <= n))
             .filter(|&n| self.www_url(i).is_none_or(|m| m <= n))?;
-        let t = &self.buf[i..i + n];
-        let word = t.iter().all(|&c| is_alnum(c) || is_mark(c) || c == '.');
-        let t: String = t.iter().filter(|&&c| !(word && c == '\u{AD}')).collect();
+        // (a word goes on with letter entities and `!` / `?` joins: `é.com&eacute;\u{AD}` →
+        // `é.com&eacute;`, `é.com\u{AD}&eacute;`, observed)
+        let b = self.buf;
+        let mut q = i;
+        while q < i + n {
+            q += if is_alnum(b[q]) || is_mark(b[q]) || matches!(b[q], '.' | '!' | '?') {
+                1
+            } else {
+                match letter_entity_len(b, q, i + n) {
+                    0 => break,
+                    len => len,
+                }
+            };
+        }
+        let word = q >= i + n && is_letter(b[i])
+            || b[i..i + n]
+                .iter()
+                .all(|&c| is_alnum(c) || is_mark(c) || c == '.');
+        let t: String = b[i..i + n]
+            .iter()
+            .filter(|&&c| !(word && c == '\u{AD}'))
+            .collect();
         self.emit(&java_lower(&t));
         Some(i + n)
     }
