@@ -17,6 +17,22 @@ pub(super) fn is_email_stop(c: char) -> bool {
     )
 }
 
+/// Where the run of characters `ok` accepts and letter entities that starts at `from` ends,
+/// at most `to`.
+fn word_run_end(b: &[char], mut from: usize, to: usize, ok: impl Fn(char) -> bool) -> usize {
+    while from < to {
+        from += if ok(b[from]) {
+            1
+        } else {
+            match letter_entity_len(b, from, to) {
+                0 => break,
+                len => len,
+            }
+        };
+    }
+    from
+}
+
 /// True when `ext` (ASCII letters and digits) is one of [`FILE_EXT`], in any case.
 fn is_file_ext(ext: &[char]) -> bool {
     FILE_EXT.iter().any(|x| {
@@ -324,18 +340,7 @@ impl Lexer<'_> {
         // letters, and no path: the word rule wins a tie and deletes the soft hyphens,
         // `www.\u{AD}.co` → `www..co`, `www.\u{AD}&eacute;.tc`; `www.&\u{AD}.co` and
         // `www.\u{AD}.co/ab` keep them, observed)
-        let mut q = i + 4;
-        while q < i + n {
-            q += if is_alnum(b[q]) || b[q] == '.' {
-                1
-            } else {
-                match letter_entity_len(b, q, i + n) {
-                    0 => break,
-                    len => len,
-                }
-            };
-        }
-        if q >= i + n {
+        if word_run_end(b, i + 4, i + n, |c| is_alnum(c) || c == '.') == i + n {
             return self.longer_than_word(i, n - 1).map(|_| n);
         }
         self.longer_than_word(i, n)
@@ -512,18 +517,8 @@ impl Lexer<'_> {
         // (a word goes on with letter entities and `!` / `?` joins: `é.com&eacute;\u{AD}` →
         // `é.com&eacute;`, `é.com\u{AD}&eacute;`, observed)
         let b = self.buf;
-        let mut q = i;
-        while q < i + n {
-            q += if is_alnum(b[q]) || is_mark(b[q]) || matches!(b[q], '.' | '!' | '?') {
-                1
-            } else {
-                match letter_entity_len(b, q, i + n) {
-                    0 => break,
-                    len => len,
-                }
-            };
-        }
-        let word = q >= i + n && is_letter(b[i])
+        let joined = |c: char| is_alnum(c) || is_mark(c) || matches!(c, '.' | '!' | '?');
+        let word = (is_letter(b[i]) && word_run_end(b, i, i + n, joined) == i + n)
             || b[i..i + n]
                 .iter()
                 .all(|&c| is_alnum(c) || is_mark(c) || c == '.');
