@@ -12,7 +12,7 @@ use super::classes::{
     is_alnum, is_apos, is_digit, is_letter, is_trail_space, java_lower, lower_eq_at,
 };
 use super::entities::entity_clitic_at;
-use super::lexer::{AcronymRun, Lexer};
+use super::lexer::{token_text, AcronymRun, Lexer};
 use super::lookahead::{abbrev_keep, acro_break};
 use super::words::WordScan;
 
@@ -480,8 +480,7 @@ impl Lexer<'_> {
         {
             // (`&amp;` decoded as in any word: `AT&amp;T.,` → `at&t.` `,`, observed)
             let t: String = core.iter().filter(|&&c| c != '\u{AD}').collect();
-            let t = java_lower(&t).replace("&amp;", "&").replace(' ', "\u{A0}");
-            self.emit(&format!("{t}."));
+            self.emit(&format!("{}.", token_text(&t).replace("&amp;", "&")));
             return Some(j + 1);
         }
         None

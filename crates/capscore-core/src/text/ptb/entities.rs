@@ -34,8 +34,8 @@ impl Lexer<'_> {
         if lower_eq_at(self.buf, i, self.end, "&lt;") && i + 4 < self.end && self.buf[i + 4] != '<'
         {
             if let Some(n) = self.email(i + 4) {
-                let t: String = self.buf[i..i + 4 + n].iter().collect();
-                self.emit(&java_lower(&t).replace(' ', "\u{A0}"));
+                let t = self.buf[i..i + 4 + n].to_vec();
+                self.emit_lower_kept(&t);
                 return i + 4 + n;
             }
         }

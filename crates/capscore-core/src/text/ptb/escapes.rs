@@ -141,8 +141,8 @@ impl Lexer<'_> {
         }
         if let Some(n) = sgml_len(self.buf, i, self.end, &self.gt_scan) {
             // A tag keeps its soft hyphens (`<?x\u{AD}>`, `<a b="x\u{AD}y">`), observed.
-            let t: String = self.buf[i..i + n].iter().collect();
-            self.emit(&java_lower(&t).replace(' ', "\u{A0}"));
+            let t = self.buf[i..i + n].to_vec();
+            self.emit_lower_kept(&t);
             return i + n;
         }
         let n = self.run_len(i, '<').min(2);

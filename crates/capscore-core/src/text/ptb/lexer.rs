@@ -68,6 +68,12 @@ pub(super) struct EmailRun {
     pub(super) best: Vec<usize>,
 }
 
+/// A token's output form: lower-cased as Java does, spaces (inside tags, URLs, e-mail
+/// addresses) as U+00A0.
+pub(super) fn token_text(s: &str) -> String {
+    java_lower(s).replace(' ', "\u{A0}")
+}
+
 impl<'a> Lexer<'a> {
     /// A lexer of `buf[..end]` with nothing emitted and nothing kept yet; `measuring` as for
     /// [`Lexer::longer_than_word`].
@@ -110,10 +116,16 @@ impl Lexer<'_> {
         self.out.push_str(tok);
     }
 
+    /// Emits `chars` as one token in its output form ([`token_text`]), soft hyphens deleted.
     pub(super) fn emit_lower(&mut self, chars: &[char]) {
         let s: String = chars.iter().filter(|&&c| c != '\u{AD}').collect();
-        let s = java_lower(&s).replace(' ', "\u{A0}");
-        self.emit(&s);
+        self.emit(&token_text(&s));
+    }
+
+    /// [`Lexer::emit_lower`] keeping the soft hyphens (URLs, e-mail addresses, tags).
+    pub(super) fn emit_lower_kept(&mut self, chars: &[char]) {
+        let s: String = chars.iter().collect();
+        self.emit(&token_text(&s));
     }
 
     pub(super) fn run(&mut self) {

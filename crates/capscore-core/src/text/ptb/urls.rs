@@ -546,8 +546,8 @@ impl Lexer<'_> {
             .email(i)
             .filter(|&n| url.is_none_or(|u| n > u))
             .or(url)?;
-        let t: String = self.buf[i..i + n].iter().collect();
-        self.emit(&java_lower(&t).replace(' ', "\u{A0}"));
+        let t = self.buf[i..i + n].to_vec();
+        self.emit_lower_kept(&t);
         Some(i + n)
     }
 
